@@ -1,0 +1,3 @@
+from tl_inspect.cli import main
+
+raise SystemExit(main())

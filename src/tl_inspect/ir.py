@@ -1,0 +1,276 @@
+"""A plain-data copy of TileLang's TIR, made by the inspector, read by the IR rules.
+
+TVM objects live only inside the worker process that compiled them, so the inspector converts each
+snapshot into these small frozen values: they pickle across processes, cache on disk, and let rules run
+without tilelang. Expressions are nested tuples whose first item names the node:
+
+    ("var", name)                      ("int", value)            ("float", value)
+    ("load", buffer, (index, ...), dtype)
+    ("ramp", base, stride, lanes)      ("bcast", value, lanes)
+    ("cast", dtype, value)             ("select", cond, then, else)
+    ("call", op_name, (arg, ...))      ("not", a)
+    (binary_op, a, b) with binary_op in BINARY_OPS
+    ("other", text)                    anything else, kept as TVMScript text
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+Expr = tuple
+
+BINARY_OPS = frozenset(
+    {"add", "sub", "mul", "div", "floordiv", "floormod", "mod", "min", "max",
+     "eq", "ne", "lt", "le", "gt", "ge", "and", "or"}
+)
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "floormod": "%",
+            "mod": "%", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "and": "and", "or": "or"}
+
+
+@dataclass(frozen=True)
+class BufferInfo:
+    name: str
+    scope: str
+    dtype: str
+    shape: tuple
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class For:
+    var: str
+    kind: str  # serial | parallel | vectorized | unrolled | thread_binding
+    min: Expr
+    extent: Expr
+    body: tuple
+    line: int | None = None
+    has_parallel_layout: bool = False
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: tuple
+    orelse: tuple
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Store:
+    buffer: str
+    indices: tuple
+    value: Expr
+    dtype: str  # dtype of the stored value, with lanes: "float16x8"
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Eval:
+    expr: Expr
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Alloc:
+    buffer: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Attr:
+    key: str
+    node: str
+    value: Expr
+    body: tuple
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Let:
+    var: str
+    value: Expr
+    body: tuple
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Block:
+    """A TIR block (tile programs put `T.Kernel` bodies and allocations in blocks)."""
+
+    body: tuple
+    line: int | None = None
+
+
+Stmt = Union[For, If, Store, Eval, Alloc, Attr, Let, Block]
+
+
+@dataclass(frozen=True)
+class IRFunc:
+    name: str
+    buffers: dict  # name -> BufferInfo
+    body: tuple
+    script: str = field(default="", repr=False)
+
+    def scope_of(self, buffer: str) -> str:
+        info = self.buffers.get(buffer)
+        return info.scope if info else "global"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The module after one pipeline stage; `funcs` holds the device (or single) PrimFuncs."""
+
+    stage: str
+    funcs: tuple
+
+    def func(self) -> IRFunc | None:
+        return self.funcs[0] if self.funcs else None
+
+
+# ---------------------------------------------------------------- statement walking
+
+def children(stmt) -> tuple:
+    if isinstance(stmt, If):
+        return stmt.then + stmt.orelse
+    body = getattr(stmt, "body", None)
+    return body if body is not None else ()
+
+
+def walk(stmts, ancestors: tuple = ()) -> Iterator[tuple]:
+    """Yield `(stmt, ancestors)` in program order, ancestors outermost first."""
+    for stmt in stmts:
+        yield stmt, ancestors
+        yield from walk(children(stmt), ancestors + (stmt,))
+
+
+def enclosing_loops(ancestors) -> list:
+    return [a for a in ancestors if isinstance(a, For)]
+
+
+def stmt_line(stmt, ancestors=()) -> int | None:
+    """The statement's own Python line, else that of its nearest ancestor that has one."""
+    if getattr(stmt, "line", None):
+        return stmt.line
+    for anc in reversed(ancestors):
+        if getattr(anc, "line", None):
+            return anc.line
+    return None
+
+
+# ---------------------------------------------------------------- expressions
+
+def subexprs(expr) -> Iterator[Expr]:
+    """Every sub-expression, the expression itself first."""
+    if not isinstance(expr, tuple) or not expr:
+        return
+    yield expr
+    head = expr[0]
+    if head in ("var", "int", "float", "other"):
+        return
+    for item in expr[1:]:
+        if isinstance(item, tuple) and item and isinstance(item[0], str):
+            yield from subexprs(item)
+        elif isinstance(item, tuple):
+            for sub in item:
+                yield from subexprs(sub)
+
+
+def vars_of(expr) -> set:
+    return {e[1] for e in subexprs(expr) if e[0] == "var"}
+
+
+def loads_of(expr) -> list:
+    return [e for e in subexprs(expr) if e[0] == "load"]
+
+
+def uses(expr, var: str) -> bool:
+    return var in vars_of(expr)
+
+
+def int_value(expr) -> int | None:
+    return expr[1] if isinstance(expr, tuple) and expr and expr[0] == "int" else None
+
+
+def linear_coeff(expr, var: str) -> int | None:
+    """Coefficient of `var` when `expr` is affine in it with an integer coefficient, else None."""
+    head = expr[0]
+    if head == "var":
+        return 1 if expr[1] == var else 0
+    if head in ("int", "float"):
+        return 0
+    if not uses(expr, var):
+        return 0
+    if head in ("add", "sub"):
+        a, b = linear_coeff(expr[1], var), linear_coeff(expr[2], var)
+        if a is None or b is None:
+            return None
+        return a + b if head == "add" else a - b
+    if head == "mul":
+        left, right = expr[1], expr[2]
+        for scaled, factor in ((left, right), (right, left)):
+            k = int_value(factor)
+            if k is not None:
+                c = linear_coeff(scaled, var)
+                return None if c is None else c * k
+        return None
+    if head == "cast":
+        return linear_coeff(expr[2], var)
+    return None
+
+
+def render(expr) -> str:
+    """Python-like text of an expression, for messages and evidence."""
+    head = expr[0]
+    if head == "var":
+        return expr[1]
+    if head == "int":
+        return str(expr[1])
+    if head == "float":
+        value = expr[1]
+        return str(int(value)) if float(value).is_integer() else repr(value)
+    if head == "load":
+        return f"{expr[1]}[{', '.join(render(i) for i in expr[2])}]"
+    if head == "ramp":
+        base = render(expr[1])
+        return f"{base}:{base} + {expr[3]}" if int_value(expr[2]) == 1 else (
+            f"T.Ramp({base}, {render(expr[2])}, {expr[3]})")
+    if head == "bcast":
+        return f"T.Broadcast({render(expr[1])}, {expr[2]})"
+    if head == "cast":
+        return f"T.Cast({expr[1]!r}, {render(expr[2])})"
+    if head == "select":
+        return f"T.if_then_else({render(expr[1])}, {render(expr[2])}, {render(expr[3])})"
+    if head == "call":
+        return f"{expr[1]}({', '.join(render(a) for a in expr[2])})"
+    if head == "not":
+        return f"not {_paren(expr[1])}"
+    if head in ("min", "max"):
+        return f"T.{head}({render(expr[1])}, {render(expr[2])})"
+    if head in _SYMBOLS:
+        return f"{_paren(expr[1])} {_SYMBOLS[head]} {_paren(expr[2])}"
+    return str(expr[1])
+
+
+def _paren(expr) -> str:
+    text = render(expr)
+    return f"({text})" if expr[0] in _SYMBOLS else text
+
+
+def dtype_bits(dtype: str) -> int:
+    """Bits of one element of a TVM dtype string such as "float16x8" or "bfloat16"."""
+    base = dtype.split("x")[0]
+    digits = "".join(ch for ch in base if ch.isdigit())
+    if base.startswith("float8") or base.startswith("float4") or base.startswith("float6"):
+        return int(base[5])
+    return int(digits) if digits else 32
+
+
+def dtype_lanes(dtype: str) -> int:
+    parts = dtype.split("x")
+    return int(parts[1]) if len(parts) == 2 and parts[1].isdigit() else 1
+
+
+def element_dtype(dtype: str) -> str:
+    return dtype.split("x")[0]
