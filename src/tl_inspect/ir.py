@@ -274,3 +274,32 @@ def dtype_lanes(dtype: str) -> int:
 
 def element_dtype(dtype: str) -> str:
     return dtype.split("x")[0]
+
+
+_INT_OPS = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b, "floormod": lambda a, b: a % b,
+    "div": lambda a, b: int(a / b), "mod": lambda a, b: a - b * int(a / b),
+    "min": min, "max": max, "eq": lambda a, b: int(a == b), "ne": lambda a, b: int(a != b),
+    "lt": lambda a, b: int(a < b), "le": lambda a, b: int(a <= b), "gt": lambda a, b: int(a > b),
+    "ge": lambda a, b: int(a >= b), "and": lambda a, b: int(bool(a and b)),
+    "or": lambda a, b: int(bool(a or b)),
+}
+
+
+def evaluate(expr, env: dict) -> int:
+    """Integer value of an index expression with its variables bound in `env` (KeyError if unbound)."""
+    head = expr[0]
+    if head == "int":
+        return expr[1]
+    if head == "var":
+        return env[expr[1]]
+    if head == "cast":
+        return evaluate(expr[2], env)
+    if head == "select":
+        return evaluate(expr[2] if evaluate(expr[1], env) else expr[3], env)
+    if head == "not":
+        return int(not evaluate(expr[1], env))
+    if head in _INT_OPS:
+        return _INT_OPS[head](evaluate(expr[1], env), evaluate(expr[2], env))
+    raise ValueError(f"cannot evaluate {render(expr)}")

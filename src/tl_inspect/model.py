@@ -140,3 +140,30 @@ class Finding:
             data["expected_bits"] = self.expected_bits
             data["emitted_bits"] = self.emitted_bits
         return data
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """One kernel with the findings selected for it."""
+
+    kernel: KernelArtifact
+    findings: tuple = ()
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything one `tl-inspect` run produced; the only input of every reporter."""
+
+    version: str
+    arch: str
+    files: tuple  # FileResult, in the order inspected
+    reports: tuple  # KernelReport, in file then kernel order
+    rules: tuple = ()  # the selected rule classes
+
+    @property
+    def findings(self) -> list:
+        return [f for report in self.reports for f in report.findings]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.error for f in self.files) or any(r.kernel.status != "ok" for r in self.reports)

@@ -1,0 +1,252 @@
+"""Convert TVM TIR objects into the plain data of `tl_inspect.ir` (runs inside the worker only)."""
+
+from __future__ import annotations
+
+import os
+
+import tvm
+from tilelang.ir import get_buffer_span, get_stmt_span
+from tilelang.layout import Fragment
+from tvm import tirx
+from tvm.tirx.stmt_functor import post_order_visit
+
+from tl_inspect import ir
+from tl_inspect.model import Layout
+
+_BINARY = {
+    tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.FloorDiv: "floordiv",
+    tirx.FloorMod: "floormod", tirx.Mod: "mod", tirx.Min: "min", tirx.Max: "max", tirx.EQ: "eq",
+    tirx.NE: "ne", tirx.LT: "lt", tirx.LE: "le", tirx.GT: "gt", tirx.GE: "ge", tirx.And: "and",
+    tirx.Or: "or",
+}
+_FOR_KINDS = {
+    tirx.ForKind.SERIAL: "serial", tirx.ForKind.PARALLEL: "parallel",
+    tirx.ForKind.VECTORIZED: "vectorized", tirx.ForKind.UNROLLED: "unrolled",
+    tirx.ForKind.THREAD_BINDING: "thread_binding",
+}
+# a fragment is drawn as a thread grid only when it is this small
+MAX_GRID_ELEMENTS = 64 * 64
+
+
+class SpanFilter:
+    """Keeps spans that point into the user's file; everything else counts as no span."""
+
+    def __init__(self, user_file: str):
+        self.user_file = os.path.realpath(user_file)
+        self._seen: dict[str, bool] = {}
+
+    def line(self, span) -> int | None:
+        if span is None:
+            return None
+        name = span.source_name.name
+        if name not in self._seen:
+            self._seen[name] = os.path.realpath(name) == self.user_file
+        return int(span.line) if self._seen[name] and span.line > 0 else None
+
+    def is_user_file(self, name: str) -> bool:
+        if name not in self._seen:
+            self._seen[name] = os.path.realpath(name) == self.user_file
+        return self._seen[name]
+
+
+def expr(node) -> ir.Expr:
+    if isinstance(node, tirx.Var):
+        return ("var", node.name)
+    if isinstance(node, tirx.IntImm):
+        return ("int", int(node.value))
+    if isinstance(node, tirx.FloatImm):
+        return ("float", float(node.value))
+    if isinstance(node, tirx.BufferLoad):
+        return ("load", node.buffer.name, tuple(expr(i) for i in node.indices), str(node.dtype))
+    if isinstance(node, tirx.Ramp):
+        return ("ramp", expr(node.base), expr(node.stride), int(node.lanes))
+    if isinstance(node, tirx.Broadcast):
+        return ("bcast", expr(node.value), int(node.lanes))
+    if isinstance(node, tirx.Cast):
+        return ("cast", str(node.dtype), expr(node.value))
+    if isinstance(node, tirx.Select):
+        return ("select", expr(node.condition), expr(node.true_value), expr(node.false_value))
+    if isinstance(node, tirx.Not):
+        return ("not", expr(node.a))
+    op = _BINARY.get(type(node))
+    if op is not None:
+        return (op, expr(node.a), expr(node.b))
+    if isinstance(node, tirx.Call):
+        name = node.op.name if hasattr(node.op, "name") else str(node.op)
+        return ("call", name, tuple(_call_arg(a) for a in node.args))
+    if isinstance(node, tirx.StringImm):
+        return ("other", repr(node.value))
+    return ("other", str(node))
+
+
+def _call_arg(node) -> ir.Expr:
+    if isinstance(node, tirx.BufferRegion):
+        return ("call", "region", (("other", node.buffer.name),) + tuple(
+            ("ramp", expr(r.min), ("int", 1), 0) if not _is_one(r.extent) else expr(r.min)
+            for r in node.region))
+    if isinstance(node, tvm.ir.PrimExpr):
+        return expr(node)
+    return ("other", str(node))
+
+
+def _is_one(extent) -> bool:
+    return isinstance(extent, tirx.IntImm) and int(extent.value) == 1
+
+
+class _Converter:
+    def __init__(self, spans: SpanFilter):
+        self.spans = spans
+        self.buffers: dict[str, ir.BufferInfo] = {}
+
+    def buffer(self, buf) -> str:
+        if buf.name not in self.buffers:
+            shape = tuple(int(s.value) if isinstance(s, tirx.IntImm) else expr(s) for s in buf.shape)
+            self.buffers[buf.name] = ir.BufferInfo(
+                name=buf.name, scope=buf.scope(), dtype=str(buf.dtype), shape=shape,
+                line=self.spans.line(get_buffer_span(buf)),
+            )
+        return buf.name
+
+    def body(self, stmt) -> tuple:
+        if stmt is None:
+            return ()
+        if isinstance(stmt, tirx.SeqStmt):
+            out: list = []
+            for s in stmt.seq:
+                out.extend(self.body(s))
+            return tuple(out)
+        return self.stmt(stmt)
+
+    def stmt(self, s) -> tuple:
+        line = self.spans.line(get_stmt_span(s))
+        if isinstance(s, tirx.For):
+            return (ir.For(
+                var=s.loop_var.name, kind=_FOR_KINDS.get(s.kind, str(s.kind)), min=expr(s.min),
+                extent=expr(s.extent), body=self.body(s.body), line=line,
+                has_parallel_layout="parallel_loop_layout" in s.annotations,
+            ),)
+        if isinstance(s, tirx.IfThenElse):
+            return (ir.If(cond=expr(s.condition), then=self.body(s.then_case),
+                          orelse=self.body(s.else_case), line=line),)
+        if isinstance(s, tirx.BufferStore):
+            return (ir.Store(buffer=self.buffer(s.buffer), indices=tuple(expr(i) for i in s.indices),
+                             value=expr(s.value), dtype=str(s.value.dtype), line=line),)
+        if isinstance(s, tirx.Evaluate):
+            return (ir.Eval(expr=expr(s.value), line=line),)
+        if isinstance(s, tirx.SBlockRealize):
+            return self.body(s.block)
+        if isinstance(s, tirx.SBlock):
+            allocs = tuple(ir.Alloc(self.buffer(b), self.spans.line(get_buffer_span(b))) for b in s.alloc_buffers)
+            init = self.body(s.init) if s.init is not None else ()
+            return (ir.Block(body=allocs + init + self.body(s.body), line=line),)
+        if isinstance(s, (tirx.DeclBuffer, tirx.AllocBuffer)):
+            alloc = ir.Alloc(self.buffer(s.buffer), line or self.spans.line(get_buffer_span(s.buffer)))
+            return (alloc,) + self.body(getattr(s, "body", None))
+        if isinstance(s, tirx.AttrStmt):
+            node = s.node.var.name if isinstance(s.node, tirx.IterVar) else (
+                s.node.name if isinstance(s.node, tirx.Var) else "")
+            return (ir.Attr(key=str(s.attr_key), node=node, value=_attr_value(s.value),
+                            body=self.body(s.body), line=line),)
+        if isinstance(s, tirx.Bind):
+            return (ir.Let(var=s.var.name, value=expr(s.value), body=(), line=line),)
+        if isinstance(s, tirx.LetStmt if hasattr(tirx, "LetStmt") else ()):
+            return (ir.Let(var=s.var.name, value=expr(s.value), body=self.body(s.body), line=line),)
+        if isinstance(s, tirx.While):
+            return (ir.For(var="while", kind="while", min=("int", 0), extent=expr(s.condition),
+                           body=self.body(s.body), line=line),)
+        if isinstance(s, tirx.AssertStmt):
+            return self.body(getattr(s, "body", None))
+        body = getattr(s, "body", None)
+        return self.body(body) if isinstance(body, tirx.Stmt) else ()
+
+
+def _attr_value(value) -> ir.Expr:
+    return expr(value) if isinstance(value, tvm.ir.PrimExpr) else ("other", str(value)[:200])
+
+
+def convert_func(name: str, func: tirx.PrimFunc, spans: SpanFilter) -> ir.IRFunc:
+    conv = _Converter(spans)
+    for buf in func.buffer_map.values():
+        conv.buffer(buf)
+    body = conv.body(func.body)
+    return ir.IRFunc(name=name, buffers=dict(conv.buffers), body=body, script=func.script())
+
+
+def convert_module(stage: str, mod, spans: SpanFilter) -> ir.Snapshot:
+    if isinstance(mod, tirx.PrimFunc):
+        return ir.Snapshot(stage, (convert_func(str(mod.attrs["global_symbol"]), mod, spans),))
+    funcs = tuple(
+        convert_func(gv.name_hint, func, spans)
+        for gv, func in mod.functions.items()
+        if isinstance(func, tirx.PrimFunc)
+    )
+    return ir.Snapshot(stage, funcs)
+
+
+# ---------------------------------------------------------------- layouts
+
+def layouts(mod, spans: SpanFilter) -> tuple:
+    """Fragment/shared buffer layouts and `T.Parallel` loop layouts from the module after LayoutInference."""
+    found: list[Layout] = []
+    seen: set = set()
+
+    def visit(node):
+        if isinstance(node, tirx.SBlock) and "layout_map" in node.annotations:
+            for buf, layout in node.annotations["layout_map"].items():
+                if not isinstance(buf, tirx.Buffer) or buf.name in seen:
+                    continue
+                seen.add(buf.name)
+                found.append(_layout("buffer", buf.name, buf.scope(), spans.line(get_buffer_span(buf)), layout))
+        if isinstance(node, tirx.For) and "parallel_loop_layout" in node.annotations:
+            found.append(_layout("loop", node.loop_var.name, "", spans.line(get_stmt_span(node)),
+                                 node.annotations["parallel_loop_layout"]))
+
+    for func in mod.functions.values():
+        if isinstance(func, tirx.PrimFunc):
+            post_order_visit(func.body, visit)
+    return tuple(found)
+
+
+def _layout(kind: str, name: str, scope: str, line, layout) -> Layout:
+    input_shape = tuple(int(x) for x in layout.get_input_shape())
+    output_shape = tuple(int(x) for x in layout.get_output_shape())
+    if isinstance(layout, Fragment):
+        return Layout(
+            kind=kind, name=name, scope=scope, line=line, layout_type="Fragment",
+            input_shape=input_shape, output_shape=output_shape, thread=str(layout.forward_thread),
+            index=tuple(str(i) for i in layout.forward_index), replicate=int(layout.replicate_size),
+            thread_size=int(layout.get_thread_size()), thread_grid=_thread_grid(layout, input_shape),
+        )
+    index = tuple(str(i) for i in layout.get_forward_index()) if hasattr(layout, "get_forward_index") else ()
+    return Layout(kind=kind, name=name, scope=scope, line=line, layout_type=type(layout).__name__,
+                  input_shape=input_shape, output_shape=output_shape, index=index)
+
+
+def _thread_grid(fragment, shape: tuple):
+    """Owning thread (replica 0) of each element, as rows, for fragments small enough to draw."""
+    names = [v.name for v in fragment.get_forward_vars()]
+    # a replicated fragment's first forward var is the replica index; draw replica 0
+    env = {name: 0 for name in names if name.startswith("_rep")}
+    in_vars = [name for name in names if name not in env]
+    if not 1 <= len(shape) <= 2 or _product(shape) > MAX_GRID_ELEMENTS or len(in_vars) != len(shape):
+        return None
+    thread = expr(fragment.forward_thread)
+    rows, cols = (1, shape[0]) if len(shape) == 1 else shape
+    grid = []
+    try:
+        for r in range(rows):
+            row = []
+            for c in range(cols):
+                env.update(zip(in_vars, [c] if len(shape) == 1 else [r, c]))
+                row.append(ir.evaluate(thread, env))
+            grid.append(tuple(row))
+    except (KeyError, ValueError):
+        return None
+    return tuple(grid)
+
+
+def _product(shape) -> int:
+    out = 1
+    for s in shape:
+        out *= s
+    return out

@@ -1,0 +1,37 @@
+"""`--dump DIR`: the generated code of every kernel, for people who want to read it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+
+from tl_inspect.model import RunResult
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w.\-=,\[\]]", "_", name)
+
+
+def write_dump(run: RunResult, directory: str) -> list[str]:
+    """Write DIR/<file stem>/<kernel>/{kernel.cu, kernel.line.cu, tir.<stage>.py, layouts.json,
+    layouts.txt}; return the kernel directories."""
+    written = []
+    for report in run.reports:
+        k = report.kernel
+        if k.status != "ok":
+            continue
+        stem = os.path.splitext(os.path.basename(k.file))[0]
+        folder = os.path.join(directory, _safe(stem), _safe(k.name))
+        os.makedirs(folder, exist_ok=True)
+        files = {"kernel.cu": k.source, "kernel.line.cu": k.source_with_directives,
+                 "layouts.txt": k.layout_text,
+                 "layouts.json": json.dumps([dataclasses.asdict(lay) for lay in k.layouts], indent=1)}
+        for stage, snapshot in k.snapshots.items():
+            files[f"tir.{stage}.py"] = "\n\n".join(func.script for func in snapshot.funcs)
+        for name, text in files.items():
+            with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        written.append(folder)
+    return written

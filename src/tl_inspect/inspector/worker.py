@@ -1,0 +1,407 @@
+"""Runs inside one worker process per user file: import the file, find its kernels, compile each one
+for CUDA without a GPU, and stream one record per kernel to the parent through a pickle file.
+
+The parent reads the records even when this process dies (a segfault in the compiler, a timeout), so
+every finished kernel survives and the parent knows which kernel was being compiled.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import io
+import os
+import pickle
+import re
+import resource
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+# the compiler recurses on deep expressions; the default 8 MB stack segfaults on a 10k-term expression
+COMPILE_STACK_BYTES = 1 << 30
+CASES_VARIABLE = "TL_INSPECT_CASES"
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str  # as the user gave it
+    arch: str = "sm_90"
+    run_nvcc: bool = False
+    only: str | None = None  # FILE.py::NAME
+    args: dict = field(default_factory=dict)  # -a NAME=VALUE for FILE.py::factory
+    cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...] from the configuration
+
+
+@dataclass
+class KernelSpec:
+    name: str
+    discovered_as: str
+    build: object  # () -> (PrimFunc, pass_configs)
+    source_file: str  # absolute path of the file that defines the kernel's code
+
+
+# ---------------------------------------------------------------- entry point (child process)
+
+def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
+    sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
+    out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    threading.stack_size(COMPILE_STACK_BYTES)
+    with open(result_path, "ab", buffering=0) as sink:
+        thread = threading.Thread(target=_guarded, args=(job, sink, out_path, err_path))
+        thread.start()
+        thread.join()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+class _PlainPickler(pickle.Pickler):
+    """Pickles tvm_ffi's `str` subclass as plain `str`: the parent process never imports TVM."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, str) and type(obj) is not str:
+            return str, (str.__str__(obj),)
+        return NotImplemented
+
+
+def _emit(sink, kind: str, payload) -> None:
+    buffer = io.BytesIO()
+    _PlainPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((kind, payload))
+    sink.write(buffer.getvalue())
+
+
+def _guarded(job: Job, sink, out_path: str, err_path: str) -> None:
+    try:
+        _work(job, sink, _Capture(out_path, err_path))
+    except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
+        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {exc}\n"
+                             + "".join(traceback.format_exception(exc)))
+    _emit(sink, "done", {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+class _Capture:
+    """Slices of this process's fd 1/fd 2 output, per phase (fds are redirected to files)."""
+
+    def __init__(self, out_path: str, err_path: str):
+        self.paths = (out_path, err_path)
+        self.marks = (0, 0)
+
+    def mark(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.marks = tuple(os.path.getsize(p) for p in self.paths)
+
+    def since_mark(self) -> tuple[str, str]:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        texts = []
+        for path, start in zip(self.paths, self.marks):
+            with open(path, "rb") as f:
+                f.seek(start)
+                texts.append(f.read().decode("utf-8", errors="replace"))
+        return texts[0], texts[1]
+
+
+def _work(job: Job, sink, capture: _Capture) -> None:
+    from tl_inspect.inspector import hooks
+
+    hooks.install(job.arch, job.run_nvcc)
+    user_file = os.path.abspath(job.path)
+    started = time.perf_counter()
+    capture.mark()
+    module, import_error = _import_user_file(user_file)
+    _, import_err_text = capture.since_mark()
+    _emit(sink, "import", {"error": import_error, "warnings": split_diagnostics(import_err_text),
+                           "seconds": time.perf_counter() - started})
+    if module is None:
+        return
+    specs, notes = discover(module, job)
+    _emit(sink, "notes", notes)
+    for spec in specs:
+        _emit(sink, "start", spec.name)
+        capture.mark()
+        artifact = compile_kernel(spec, job, capture)
+        _emit(sink, "kernel", artifact)
+
+
+def _import_user_file(user_file: str):
+    """Execute the user's file as a module named so that its `__main__` block does not run."""
+    directory = os.path.dirname(user_file)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    name = "tl_inspect_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(user_file))[0])
+    spec = importlib.util.spec_from_file_location(name, user_file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        return None, f"line {exc.lineno}: SyntaxError: {exc.msg} (while importing the module)"
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
+        # names bound before the failure stay in the module: inspect them and report the error
+        return module, one_line_error(exc, user_file, "while importing the module")
+    return module, None
+
+
+# ---------------------------------------------------------------- discovery
+
+def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
+    import tvm
+    from tilelang.autotuner.tuner import AutoTuneImpl
+    from tilelang.jit import JITImpl
+    from tilelang.jit.kernel import JITKernel
+
+    cases = dict(getattr(module, CASES_VARIABLE, None) or {})
+    cases.update(job.cases)
+    if job.only and job.args:
+        cases[job.only] = [job.args]
+    specs: list[tuple[int, KernelSpec]] = []
+    notes: list[str] = []
+    seen: set[int] = set()
+    for name, obj in list(vars(module).items()):
+        if name.startswith("__") or id(obj) in seen or (job.only and name != job.only):
+            continue
+        if isinstance(obj, tvm.tirx.PrimFunc):
+            found = [KernelSpec(name, "prim_func", _fixed(obj, {}), _prim_func_file(obj))]
+            line = _prim_func_line(obj)
+        elif isinstance(obj, JITKernel):
+            configs = dict(obj.pass_configs or {})
+            found = [KernelSpec(name, "jit_kernel", _fixed(obj.prim_func, configs), _prim_func_file(obj.prim_func))]
+            line = _prim_func_line(obj.prim_func)
+        elif isinstance(obj, (JITImpl, AutoTuneImpl)) or (callable(obj) and name in cases):
+            found, note = _factory_specs(name, obj, cases.get(name))
+            line = _function_line(obj)
+            if note:
+                notes.append(note)
+        else:
+            continue
+        seen.add(id(obj))
+        specs.extend((line, spec) for spec in found if _is_users(spec.source_file))
+    if job.only and not specs and not notes:
+        notes.append(f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file")
+    specs.sort(key=lambda item: item[0])
+    return [s for _, s in specs], notes
+
+
+def _is_users(path: str | None) -> bool:
+    """Kernels whose code lives in tilelang itself (its examples, its tests) are not the user's."""
+    from tl_inspect.inspector.hooks import TILELANG_DIR
+
+    return bool(path) and not path.startswith(TILELANG_DIR)
+
+
+def _fixed(prim_func, configs):
+    return lambda: (prim_func, configs)
+
+
+def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]:
+    from tilelang.autotuner.tuner import AutoTuneImpl
+    from tilelang.jit import JITImpl
+
+    if isinstance(obj, AutoTuneImpl):
+        # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config.
+        impl = obj.jit_impl
+        configs = obj.configs
+        if callable(configs):
+            configs = configs(**(cases[0] if cases else {}))
+        first = dict(configs[0]) if configs else {}
+        kind = "autotune"
+        runs = [({**first, **case}, case) for case in (cases or [{}])]
+    else:
+        impl = obj
+        kind = "jit_factory" if isinstance(obj, JITImpl) else "factory"
+        runs = [(case, case) for case in (cases or [{}])]
+    if not cases and _required_parameters(obj):
+        return [], (f"{name}: factory needs arguments ({', '.join(_required_parameters(obj))}); "
+                    f"add {CASES_VARIABLE} = {{{name!r}: [{{...}}]}} or use FILE.py::{name} -a NAME=VALUE")
+    specs = []
+    for kwargs, shown in runs:
+        label = f"{name}[{','.join(f'{k}={v}' for k, v in shown.items())}]" if cases else name
+        specs.append(KernelSpec(label, kind, _from_factory(impl, kwargs), _function_file(obj)))
+    return specs, None
+
+
+def _from_factory(impl, kwargs):
+    from tilelang.jit import JITImpl
+
+    def build():
+        if isinstance(impl, JITImpl):
+            # get_tir builds the PrimFunc without compiling and drops the factory's pass_configs
+            return impl.get_tir(**kwargs), dict(impl.pass_configs or {})
+        result = impl(**kwargs)
+        if hasattr(result, "prim_func"):
+            return result.prim_func, dict(getattr(result, "pass_configs", None) or {})
+        return result, {}
+
+    return build
+
+
+def _required_parameters(obj) -> list[str]:
+    """Names a factory needs values for: its parameters without defaults, or an eager kernel's T.const names."""
+    func = _user_function(obj)
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        source = ""
+    constants = re.findall(r"T\.const\(\s*[\"']([^\"']+)[\"']", source)
+    if constants:
+        return [name.strip() for group in constants for name in group.split(",") if name.strip()]
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params
+            if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _user_function(obj):
+    impl = getattr(obj, "jit_impl", obj)
+    func = getattr(impl, "func", impl)
+    return getattr(func, "orig_func", func)
+
+
+def _function_file(obj) -> str | None:
+    code = getattr(_user_function(obj), "__code__", None)
+    return os.path.abspath(code.co_filename) if code else None
+
+
+def _function_line(obj) -> int:
+    code = getattr(_user_function(obj), "__code__", None)
+    return code.co_firstlineno if code else 0
+
+
+def _prim_func_file(prim_func) -> str | None:
+    from tilelang.ir import get_prim_func_span
+
+    span = get_prim_func_span(prim_func)
+    return os.path.abspath(span.source_name.name) if span is not None else None
+
+
+def _prim_func_line(prim_func) -> int:
+    from tilelang.ir import get_prim_func_span
+
+    span = get_prim_func_span(prim_func)
+    return int(span.line) if span is not None else 0
+
+
+# ---------------------------------------------------------------- compiling one kernel
+
+def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
+    from tl_inspect.model import KernelArtifact
+
+    started = time.perf_counter()
+    user_file = spec.source_file
+    shown = job.path if os.path.abspath(job.path) == user_file else os.path.relpath(user_file)
+    base = dict(name=spec.name, file=shown, arch=job.arch, discovered_as=spec.discovered_as, line=None)
+    try:
+        prim_func, pass_configs = spec.build()
+        base["line"] = _prim_func_line(prim_func) or None
+        artifact = _lower(prim_func, pass_configs, job, user_file, base, capture)
+    except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
+        _, err_text = capture.since_mark()
+        return KernelArtifact(**base, status="error", error=one_line_error(exc, user_file, "while compiling"),
+                              warnings=split_diagnostics(err_text),
+                              compile_ms=(time.perf_counter() - started) * 1e3)
+    return artifact
+
+
+def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: _Capture):
+    import tilelang
+    import tvm
+    from tvm.ir.instrument import pass_instrument
+    from tvm.target import Target
+
+    from tl_inspect.inspector import accesses, convert, hooks
+    from tl_inspect.inspector.linemap import build_line_map
+    from tl_inspect.model import (STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE,
+                                  KernelArtifact)
+
+    after = {"tl.LayoutInference": STAGE_LAYOUT, "tl.VectorizeLoop": STAGE_VECTORIZE}
+    kept: dict = {}
+
+    @pass_instrument
+    class KeepAfter:
+        def run_after_pass(self, mod, info):
+            if info.name in after:
+                kept[after[info.name]] = mod
+
+    started = time.perf_counter()
+    target = hooks.cuda_target(job.arch)
+    config = {**pass_configs, "tl.emit_line_directives": True,
+              "tl.layout_visualization_enable": True, "tl.layout_visualization_formats": "txt"}
+    with tvm.transform.PassContext(opt_level=3, config=config, instruments=[KeepAfter()]), Target(target):
+        compiled = tilelang.lower(prim_func, target=target)
+    compile_ms = (time.perf_counter() - started) * 1e3
+    layout_text, err_text = capture.since_mark()
+
+    spans = convert.SpanFilter(user_file)
+    snapshots = {STAGE_FRONTEND: convert.convert_module(STAGE_FRONTEND, prim_func, spans)}
+    for stage, mod in kept.items():
+        snapshots[stage] = convert.convert_module(stage, mod, spans)
+    snapshots[STAGE_DEVICE] = convert.convert_module(STAGE_DEVICE, compiled.device_mod, spans)
+
+    buffer_lines = {name: info.line for snap in snapshots.values() for func in snap.funcs
+                    for name, info in func.buffers.items() if info.line}
+    with_directives = compiled.kernel_source
+    source, line_map = build_line_map(with_directives, spans.is_user_file, base["line"], buffer_lines)
+    ptxas = nvcc_resource_usage(source, job.arch) if job.run_nvcc else None
+    return KernelArtifact(
+        **base, source=source, source_with_directives=with_directives, line_map=line_map,
+        snapshots=snapshots,
+        accesses=accesses.global_accesses(snapshots[STAGE_DEVICE], source, line_map),
+        layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
+        layout_text=layout_text, warnings=split_diagnostics(err_text), compile_ms=compile_ms, ptxas=ptxas,
+    )
+
+
+def nvcc_resource_usage(source: str, arch: str) -> dict:
+    from tl_inspect.inspector.nvcc import ptxas_usage
+
+    return ptxas_usage(source, arch)
+
+
+# ---------------------------------------------------------------- messages
+
+_LOCATION = re.compile(r"-->\s+(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*$", re.M)
+_NOISE = re.compile(r"^\s*(Traceback|File \"|\d+: |\^|\||-->|$)")
+
+
+def one_line_error(exc: BaseException, user_file: str, when: str) -> str:
+    """`file:line: Type: first line of the message`, with the user's line when one can be found."""
+    message = str(exc)
+    first = next((ln.strip() for ln in message.splitlines() if not _NOISE.match(ln)), "")
+    first = re.sub(r"^(tvm\.error\.)?\w+Error:\s*", "", first)
+    location = None
+    for match in _LOCATION.finditer(message):
+        if os.path.abspath(match.group("file")) == user_file:
+            location = int(match.group("line"))
+    if location is None:
+        for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+            if os.path.abspath(frame.filename) == user_file:
+                location = frame.lineno
+                break
+    text = f"{type(exc).__name__}: {first or 'no message'} ({when})"
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"line {location}: {text}" if location else text
+
+
+_LOG_START = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*(?:\S+:\d+:\s*)?")
+
+
+def split_diagnostics(text: str) -> tuple:
+    """Split fd 2 output into messages: a message starts at a `[hh:mm:ss]` log prefix."""
+    messages: list[list[str]] = []
+    for line in text.splitlines():
+        if _LOG_START.match(line) or not messages:
+            messages.append([_LOG_START.sub("", line)])
+        else:
+            messages[-1].append(line)
+    return tuple("\n".join(m).strip() for m in messages if "\n".join(m).strip())

@@ -1,0 +1,49 @@
+"""`--format json` (the contract's schema 1)."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from tl_inspect.model import RunResult
+from tl_inspect.reports import reporter
+
+SCHEMA_VERSION = 1
+MODULE_ENTRY = "<module>"
+
+
+def kernel_entries(run: RunResult) -> list[dict]:
+    """Kernels in the contract's shape; a file that failed before defining any kernel appears as one
+    `<module>` entry with status "error", so every failure is visible where consumers look."""
+    entries = []
+    by_file: dict[str, list] = {}
+    for report in run.reports:
+        by_file.setdefault(report.kernel.file, []).append(report)
+    for file in run.files:
+        if file.error:
+            entries.append({"name": MODULE_ENTRY, "file": file.path, "line": None, "status": "error",
+                            "error": file.error, "findings": []})
+        for report in by_file.get(file.path, []):
+            k = report.kernel
+            entries.append({
+                "name": k.name, "file": k.file, "line": k.line, "status": k.status, "error": k.error,
+                "findings": [f.as_dict() for f in report.findings],
+                "discovered_as": k.discovered_as,
+                "vector_accesses": k.access_summary(),
+                **({"ptxas": k.ptxas} if k.ptxas is not None else {}),
+            })
+    return entries
+
+
+def as_document(run: RunResult) -> dict:
+    return {
+        "tool": "tl-inspect", "version": run.version, "schema": SCHEMA_VERSION, "arch": run.arch,
+        "kernels": kernel_entries(run),
+        "files": [{"path": f.path, "error": f.error, "notes": list(f.notes)} for f in run.files],
+    }
+
+
+@reporter("json")
+def write_json(run: RunResult, out: TextIO) -> None:
+    json.dump(as_document(run), out, indent=2)
+    out.write("\n")
