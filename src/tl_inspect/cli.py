@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
+import json
+import os
 import sys
 from contextlib import nullcontext
 
-from tl_inspect import __version__
+from tl_inspect import __version__, baseline
+from tl_inspect.baseline import BaselineError
+from tl_inspect.changes import ChangesError, changes_since
+from tl_inspect.config import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
 from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
+from tl_inspect.progress import progress_bar
+from tl_inspect.suppressions import UnusedSuppression, suppress
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-DEFAULT_ARCH = "sm_90"
 
 
 class UsageError(Exception):
@@ -44,7 +51,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="do not reuse or store inspection results")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--fail-on", choices=SEVERITIES, help="lowest severity that fails the run (default info)")
-    p.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    p.add_argument("--statistics", action="store_true",
+                   help="print the number of findings per rule instead of the findings")
+    p.add_argument("--config", metavar="FILE",
+                   help="read [tool.tl-inspect] from FILE instead of the nearest pyproject.toml")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="report and fail only on findings not recorded in FILE; list entries that no longer occur")
+    p.add_argument("--write-baseline", metavar="FILE", help="record the current findings in FILE and exit 0")
+    p.add_argument("--diff-against", metavar="REV",
+                   help="inspect only files changed since REV (from its merge base with HEAD; git)")
+    p.add_argument("--new-only", action="store_true",
+                   help="with --diff-against: keep only findings on added or changed lines")
+    p.add_argument("--only-tilelang", action="store_true",
+                   help="skip named files that do not import tilelang, as directory scans do (pre-commit)")
     p.add_argument("--version", action="version", version=f"tl-inspect {__version__}")
     return p
 
@@ -59,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
             return _explain_rule(argv[1])
         return _inspect(build_parser().parse_args(argv))
-    except UsageError as exc:
+    except (UsageError, ConfigError, BaselineError, ChangesError) as exc:
         print(f"tl-inspect: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -67,18 +86,21 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _list_rules() -> int:
+def all_rules() -> list:
+    """Every rule a selector may name: the registered rules and the suppression pass's own."""
     from tl_inspect.rules import registered_rules
 
-    for rule in registered_rules():
+    return registered_rules() + [UnusedSuppression]
+
+
+def _list_rules() -> int:
+    for rule in all_rules():
         print(f"{rule.code}  {rule.slug:28} {rule.severity:8} {rule.summary()}")
     return EXIT_CLEAN
 
 
 def _explain_rule(name: str) -> int:
-    from tl_inspect.rules import find_rule
-
-    rule = find_rule(name)
+    rule = next((r for r in all_rules() if name in (r.code, r.slug)), None)
     if rule is None:
         raise UsageError(f"unknown rule {name!r}; `tl-inspect rules` lists them")
     from rich.console import Console
@@ -105,34 +127,58 @@ def parse_args_option(values: list[str]) -> dict:
 
 def _inspect(options: argparse.Namespace) -> int:
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, TargetError, inspect_jobs, parse_targets
-    from tl_inspect.reports import get_reporter
-    from tl_inspect.rules import registered_rules
-    from tl_inspect.selection import SelectionError, select_rules
+    from tl_inspect.inspector.targets import imports_tilelang
 
-    arch = options.arch or DEFAULT_ARCH
-    if not arch.startswith("sm_"):
-        raise UsageError(f"--arch expects a CUDA arch such as sm_90, got {arch!r}")
+    if options.new_only and not options.diff_against:
+        raise UsageError("--new-only needs --diff-against REV")
+    if options.write_baseline and (options.baseline or options.diff_against):
+        raise UsageError("--write-baseline records every finding: do not combine it with "
+                         "--baseline or --diff-against")
+    rules = all_rules()
+    config = load_config(options.config or find_config(os.getcwd()), rules)
+    settings = resolve_settings(config, rules, select=options.select, ignore=options.ignore,
+                                extend_select=options.extend_select, arch=options.arch,
+                                timeout=options.timeout, jobs=options.jobs, fail_on=options.fail_on)
+    entries = baseline.load(options.baseline) if options.baseline else None
     try:
         targets = parse_targets(options.paths)
-        rules = select_rules(registered_rules(), options.select, options.ignore, options.extend_select)
-    except (TargetError, SelectionError) as exc:
+    except TargetError as exc:
         raise UsageError(str(exc)) from None
+    if options.only_tilelang:
+        targets = [t for t in targets if imports_tilelang(t.path)]
+    changes = changes_since(options.diff_against) if options.diff_against else None
+    if changes:
+        targets = [t for t in targets if changes.touches(t.path)]
     args = parse_args_option(options.arg)
     if args and not any(t.only for t in targets):
         raise UsageError("-a/--arg needs a FILE.py::factory target")
-    if not targets:
+    if not targets and not (changes or options.only_tilelang):
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
-    jobs = [Job(path=t.path, arch=arch, run_nvcc=options.nvcc, only=t.only, args=args if t.only else {})
+    jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, only=t.only,
+                args=args if t.only else {}, cases=config.cases_for(t.path))
             for t in targets]
-    files = inspect_jobs(jobs, workers=options.jobs or 0, timeout=options.timeout or DEFAULT_TIMEOUT_SECONDS)
-    run = RunResult(version=__version__, arch=arch, files=tuple(files),
-                    reports=tuple(_check(files, rules)), rules=tuple(rules))
+    with progress_bar(jobs) as on_done:
+        files = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
+                             on_done=on_done)
+    texts = _Texts()
+    reports, complete = _check(jobs, files, settings, rules, texts)
+    run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
+                    rules=settings.rules)
+    notes = []
+    if options.write_baseline:
+        fingerprints = baseline.Fingerprints(options.write_baseline, texts)
+        written = baseline.build(run.findings, fingerprints)
+        baseline.write(options.write_baseline, written)
+        notes.append(f"tl-inspect: wrote {len(run.findings)} finding(s) to {options.write_baseline}")
+    if entries is not None:
+        run, note = _apply_baseline(run, entries, options.baseline, texts, complete)
+        notes.append(note)
+    if changes and options.new_only:
+        run = _keep(run, lambda f: changes.changed(f.file, f.line, f.end_line or f.line))
 
-    fmt = options.format or "full"
-    with (open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout)) as out:
-        get_reporter(fmt)(run, out)
-        if options.statistics:
-            _print_statistics(run, out)
+    _write_report(run, options)
+    for note in notes:
+        print(note, file=sys.stderr)
     if options.dump:
         from tl_inspect.inspector.dump import write_dump
 
@@ -141,35 +187,107 @@ def _inspect(options: argparse.Namespace) -> int:
         from tl_inspect.reports.html import write_html
 
         write_html(run, options.html)
-    return exit_status(run, options.fail_on or "info", options.exit_zero)
+    if options.write_baseline:
+        return EXIT_ERROR if run.has_errors else EXIT_CLEAN
+    return exit_status(run, settings.fail_on, options.exit_zero)
 
 
-def _check(files: list[FileResult], rules: list) -> list[KernelReport]:
+class _Texts(dict):
+    """Source text of user files by path as reported, read once; "" for a file that cannot be read."""
+
+    def __missing__(self, path: str) -> str:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        self[path] = text
+        return text
+
+    def __call__(self, path: str) -> str:
+        return self[path]
+
+
+def _check(jobs: list, files: list[FileResult], settings: Settings, rules: list,
+           texts: _Texts) -> tuple[list[KernelReport], dict]:
+    """Run the selected rules on every kernel, then each source file's suppressions over its findings.
+
+    Returns the reports, and for each source file (real path) whether every kernel it defines was
+    inspected without error: only then is a suppression without a finding known to be unused."""
     from tl_inspect.rules import check_kernel
 
     reports = []
-    sources: dict[str, str] = {}
-    for file in files:
+    complete: dict[str, bool] = {}
+    for job, file in zip(jobs, files):
+        whole = (job.only is None and file.error is None and not file.notes
+                 and all(k.status == "ok" for k in file.kernels))
         for kernel in file.kernels:
-            if kernel.file not in sources:
-                sources[kernel.file] = _read(kernel.file)
-            reports.append(KernelReport(kernel, tuple(check_kernel(kernel, sources[kernel.file], rules))))
-    return reports
+            real = os.path.realpath(kernel.file)
+            complete[real] = complete.get(real, True) and whole
+            checked = [r for r in settings.rules_for(kernel.file) if r is not UnusedSuppression]
+            reports.append(KernelReport(kernel, tuple(check_kernel(kernel, texts[kernel.file], checked))))
+    by_file: dict[str, list[KernelReport]] = {}
+    for report in reports:
+        by_file.setdefault(os.path.realpath(report.kernel.file), []).append(report)
+    replaced = {}
+    for real, group in by_file.items():
+        path = group[0].kernel.file
+        after = suppress(group, texts[path], settings.rules_for(path), rules, complete[real])
+        replaced.update(zip(map(id, group), after))
+    return [replaced[id(r)] for r in reports], complete
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
+def _keep(run: RunResult, keep) -> RunResult:
+    reports = tuple(dataclasses.replace(r, findings=tuple(f for f in r.findings if keep(f))) for r in run.reports)
+    return dataclasses.replace(run, reports=reports)
 
 
-def _print_statistics(run: RunResult, out) -> None:
+def _apply_baseline(run: RunResult, entries: list, path: str, texts: _Texts,
+                    complete: dict) -> tuple[RunResult, str]:
+    fingerprints = baseline.Fingerprints(path, texts)
+    inspected = {(fingerprints.relative(r.kernel.file), r.kernel.name) for r in run.reports
+                 if r.kernel.status == "ok"}
+    whole_files = {fingerprints.relative(real) for real, whole in complete.items() if whole}
+    result = baseline.match(run.findings, entries, fingerprints,
+                            judged=lambda e: (e.file, e.kernel) in inspected or e.file in whole_files)
+    new = set(map(id, result.new))
+    lines = [f"tl-inspect: baseline {path}: {result.known} finding(s) baselined, "
+             f"{len(result.stale)} entr{'y' if len(result.stale) == 1 else 'ies'} no longer occur"
+             + (" (refresh with --write-baseline):" if result.stale else "")]
+    lines += [f"  {e.file} {e.kernel}: {e.rule} {e.slug}" + (f" x{e.count}" if e.count > 1 else "")
+              + f": {e.statement}" for e in result.stale]
+    return _keep(run, lambda f: id(f) in new), "\n".join(lines)
+
+
+def _write_report(run: RunResult, options: argparse.Namespace) -> None:
+    from tl_inspect.reports import get_reporter
+
+    fmt = options.format or "full"
+    with (open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout)) as out:
+        if not options.statistics:
+            get_reporter(fmt)(run, out)
+            return
+        _print_statistics(run, out, as_json=fmt in ("json", "json-lines"))
+    for file in run.files:
+        if file.error:
+            print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)
+    for report in run.reports:
+        if report.kernel.status != "ok":
+            print(f"tl-inspect: error: {report.kernel.file} kernel {report.kernel.name}: {report.kernel.error}",
+                  file=sys.stderr)
+
+
+def _print_statistics(run: RunResult, out, as_json: bool) -> None:
+    """Findings per rule, most frequent first, as ruff prints them (`--statistics`)."""
     counts: dict[tuple, int] = {}
     for finding in run.findings:
         counts[(finding.rule, finding.slug)] = counts.get((finding.rule, finding.slug), 0) + 1
-    for (code, slug), count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if as_json:
+        json.dump([{"code": code, "name": slug, "count": count} for (code, slug), count in rows], out, indent=2)
+        out.write("\n")
+        return
+    for (code, slug), count in rows:
         out.write(f"{count:5d}  {code}  {slug}\n")
 
 

@@ -46,12 +46,15 @@ def python_files_importing_tilelang(directory: str) -> list[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
                          and not os.path.exists(os.path.join(root, d, "pyvenv.cfg")))
         for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                try:
-                    with open(path, encoding="utf-8", errors="replace") as f:
-                        if _IMPORTS_TILELANG.search(f.read()):
-                            found.append(path)
-                except OSError:
-                    continue
+            path = os.path.join(root, name)
+            if name.endswith(".py") and imports_tilelang(path):
+                found.append(path)
     return found
+
+
+def imports_tilelang(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return bool(_IMPORTS_TILELANG.search(f.read()))
+    except OSError:
+        return False
