@@ -197,7 +197,7 @@ def test_nothing_is_written_next_to_user_files_or_into_home(tmp_path):
     before = sorted(p.relative_to(user_dir) for p in user_dir.rglob("*"))
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": os.path.join(ROOT, "src")}
     env.pop("TILELANG_CACHE_DIR", None)
-    proc = _run_cli(str(user_dir), "--format", "json", cwd=str(user_dir), env=env)
+    proc = _run_cli(str(user_dir), "--format", "json", "--no-cache", cwd=str(user_dir), env=env)
     assert proc.returncode == 2, proc.stderr  # raises_after_kernel.py is an import error
     assert sorted(p.relative_to(user_dir) for p in user_dir.rglob("*")) == before
     assert list(home.iterdir()) == []
@@ -247,3 +247,30 @@ def test_nvcc_option_records_ptxas_resource_usage(inspected):
     usage = kernel_named(result, "add_2048").ptxas
     assert usage.get("error") is None, usage
     assert usage["registers"] > 0 and usage["spill_stores"] == 0 and usage["smem_bytes"] == 0
+
+
+def test_deep_expression_compiles_on_the_large_worker_stack(inspected):
+    path = os.path.join(DATA, "deep_expression.py")
+    result = inspected([path])[path]
+    assert [(k.name, k.status, k.error) for k in result.kernels] == [("deep_10k", "ok", None)]
+
+
+def test_unchanged_files_are_served_from_the_cache_and_edits_invalidate_it(tmp_path):
+    user_file = tmp_path / "prim_funcs.py"
+    shutil.copy(discovery_file("prim_funcs.py"), user_file)
+    env = {**os.environ, "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.path.join(ROOT, "src")}
+
+    def kernels():
+        proc = _run_cli(str(user_file), "--format", "json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        document = json.loads(proc.stdout)
+        return [k["name"] for k in document["kernels"]], document["files"][0]["cached"]
+
+    assert kernels() == (["scale_4096", "add_2048", "add_2047"], False)
+    assert kernels() == (["scale_4096", "add_2048", "add_2047"], True)
+    user_file.write_text(user_file.read_text().replace("add_2047 = elementwise_add(2047)\n", ""))
+    assert kernels() == (["scale_4096", "add_2048"], False)
+    assert len(list((tmp_path / "cache").iterdir())) == 2
+    proc = _run_cli(str(user_file), "--format", "json", "--no-cache",
+                    env={**env, "TL_INSPECT_CACHE_DIR": str(tmp_path / "unused")})
+    assert proc.returncode == 0 and not (tmp_path / "unused").exists()

@@ -159,7 +159,7 @@ def _inspect(options: argparse.Namespace) -> int:
             for t in targets]
     with progress_bar(jobs) as on_done:
         files = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
-                             on_done=on_done)
+                             on_done=on_done, use_cache=not options.no_cache)
     texts = _Texts()
     reports, complete = _check(jobs, files, settings, rules, texts)
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from tl_inspect.inspector import cache
 from tl_inspect.inspector.worker import Job
 from tl_inspect.model import FileResult, KernelArtifact
 
@@ -91,16 +92,32 @@ class _Zygote:
 
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-                 on_done: Callable[[FileResult], None] | None = None) -> list[FileResult]:
+                 on_done: Callable[[FileResult], None] | None = None,
+                 use_cache: bool = False) -> list[FileResult]:
     """Run every job, return their results in the order of `jobs`."""
-    if not jobs:
-        return []
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    results: list[FileResult | None] = [cache.load(job) if use_cache else None for job in jobs]
+    for result in results:
+        if result is not None and on_done:
+            on_done(result)
+    todo = [i for i, result in enumerate(results) if result is None]
+    fresh = _run(jobs, todo, workers, timeout, on_done)
+    for index in todo:
+        results[index] = fresh[index]
+        if use_cache:
+            cache.store(jobs[index], fresh[index])
+    return results
+
+
+def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done) -> dict[int, FileResult]:
+    """Run the jobs at the given indices in workers; their results by index."""
+    if not todo:
+        return {}
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
-    zygote = _Zygote(scratch, jobs[0].arch)
+    zygote = _Zygote(scratch, jobs[todo[0]].arch)
     try:
-        results: list[FileResult | None] = [None] * len(jobs)
-        pending = list(enumerate(jobs))
+        results: dict[int, FileResult] = {}
+        pending = [(index, jobs[index]) for index in todo]
         running: dict[int, _Running] = {}
 
         def finish(item: _Running) -> None:

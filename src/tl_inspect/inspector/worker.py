@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 # the compiler recurses on deep expressions; the default 8 MB stack segfaults on a 10k-term expression
 COMPILE_STACK_BYTES = 1 << 30
+# tilelang's printers and tl-inspect's IR conversion recurse in Python too; the big stack affords this
+RECURSION_LIMIT = 200_000
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
 
@@ -52,6 +54,7 @@ def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     threading.stack_size(COMPILE_STACK_BYTES)
+    sys.setrecursionlimit(RECURSION_LIMIT)
     with open(result_path, "ab", buffering=0) as sink:
         thread = threading.Thread(target=_guarded, args=(job, sink, out_path, err_path))
         thread.start()
