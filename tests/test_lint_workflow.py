@@ -61,6 +61,12 @@ def line_of(text: str, statement: str) -> int:
     return [line.strip() for line in text.splitlines()].index(statement) + 1
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """Results cached by these runs stay in the test's folder (subprocesses inherit the variable)."""
+    monkeypatch.setenv("TL_INSPECT_CACHE_DIR", str(tmp_path / "tl-inspect-cache"))
+
+
 @pytest.fixture(scope="module")
 def slug():
     """A rule that fires on N=2047 (the store loses its vector width) and not on N=2048.
