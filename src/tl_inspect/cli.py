@@ -152,7 +152,7 @@ def _inspect(options: argparse.Namespace) -> int:
     args = parse_args_option(options.arg)
     if args and not any(t.only for t in targets):
         raise UsageError("-a/--arg needs a FILE.py::factory target")
-    if not targets and not (changes or options.only_tilelang):
+    if not targets and changes is None and not options.only_tilelang:
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
     jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, only=t.only,
                 args=args if t.only else {}, cases=config.cases_for(t.path))
@@ -263,7 +263,11 @@ def _write_report(run: RunResult, options: argparse.Namespace) -> None:
     from tl_inspect.reports import get_reporter
 
     fmt = options.format or "full"
-    with (open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout)) as out:
+    try:
+        output = open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout)
+    except OSError as exc:
+        raise UsageError(f"{options.output}: cannot write the report: {exc.strerror}") from None
+    with output as out:
         if not options.statistics:
             get_reporter(fmt)(run, out)
             return
