@@ -314,7 +314,6 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
     assert "inspecting" not in out and out.endswith("2 kernel(s), 0 finding(s)\n")
 
 
-@pytest.mark.skipif(shutil.which("pre-commit") is None, reason="pre-commit is in the test extra")
 def test_pre_commit_try_repo(tmp_path):
     # the hook repository: the working tree's manifest, committed, as pre-commit requires
     hooks = Repo(tmp_path / "hooks")
@@ -335,7 +334,7 @@ def test_pre_commit_try_repo(tmp_path):
                    **GIT_ENV)
 
     def try_repo(*files):
-        return subprocess.run(["pre-commit", "try-repo", hooks.path, "tl-inspect", "--files", *files],
+        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", hooks.path, "tl-inspect", "--files", *files],
                               cwd=project.path, env=env, capture_output=True, text=True)
 
     passed = try_repo("clean.py", "setup.py")
