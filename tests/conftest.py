@@ -6,16 +6,16 @@ import os
 
 import pytest
 
-from tl_inspect.inspector import Job, inspect_jobs
+from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs
 from tl_inspect.model import FileResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "fixtures")
 
 
-def inspect_files(paths: list[str], **job_options) -> dict[str, FileResult]:
+def inspect_files(paths: list[str], timeout: float = DEFAULT_TIMEOUT_SECONDS, **job_options) -> dict[str, FileResult]:
     """Inspect files in one pooled run; results keyed by the path as given."""
-    results = inspect_jobs([Job(path=p, **job_options) for p in paths])
+    results = inspect_jobs([Job(path=p, **job_options) for p in paths], timeout=timeout)
     return {r.path: r for r in results}
 
 

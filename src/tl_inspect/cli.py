@@ -124,7 +124,8 @@ def _inspect(options: argparse.Namespace) -> int:
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
     jobs = [Job(path=t.path, arch=arch, run_nvcc=options.nvcc, only=t.only, args=args if t.only else {})
             for t in targets]
-    files = inspect_jobs(jobs, workers=options.jobs or 0, timeout=options.timeout or DEFAULT_TIMEOUT_SECONDS)
+    files = inspect_jobs(jobs, workers=options.jobs or 0, timeout=options.timeout or DEFAULT_TIMEOUT_SECONDS,
+                         use_cache=not options.no_cache)
     run = RunResult(version=__version__, arch=arch, files=tuple(files),
                     reports=tuple(_check(files, rules)), rules=tuple(rules))
 

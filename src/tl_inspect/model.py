@@ -109,6 +109,7 @@ class FileResult:
     warnings: tuple = ()  # compiler diagnostics printed while importing the module
     peak_rss_mb: float = 0.0
     seconds: float = 0.0
+    cached: bool = False  # served from tl-inspect's result cache, not compiled in this run
 
 
 @dataclass(frozen=True)

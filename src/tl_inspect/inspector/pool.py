@@ -1,24 +1,29 @@
 """Compile user files in isolated worker processes, several at a time, each under a wall-clock limit.
 
 tilelang's caches and registries leak state between files and a deep expression can crash the
-compiler, so every file gets a fresh process. Workers are forked from a forkserver that has already
-imported tilelang (about 2 s saved per file); the environment it inherits disables tilelang's kernel
-cache and points its cache directory at a temporary folder, so nothing lands in ~/.tilelang.
+compiler, so every file gets a fresh process. Workers are forked by a zygote process that has already
+imported tilelang (about 2 s saved per file); the environment it gets disables tilelang's kernel cache
+and points its cache directory at a temporary folder, so nothing lands in ~/.tilelang.
 """
 
 from __future__ import annotations
 
+import base64
 import json
-import multiprocessing
 import os
 import pickle
+import queue
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from tl_inspect.inspector import cache
 from tl_inspect.inspector.worker import Job
 from tl_inspect.model import FileResult, KernelArtifact
 
@@ -30,73 +35,128 @@ _POLL_SECONDS = 0.02
 class _Running:
     index: int
     job: Job
-    process: multiprocessing.Process
     workdir: str
     started: float
+    pid: int | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+
+
+class _Zygote:
+    def __init__(self, scratch: str, arch: str):
+        cache = os.path.join(scratch, "tilelang-cache")
+        os.makedirs(cache, exist_ok=True)
+        env = dict(os.environ)
+        # read by tilelang at import: hermetic cache, quiet compiles, CUDA as the default target
+        env.update({
+            "TILELANG_CACHE_DIR": cache,
+            "TILELANG_DISABLE_CACHE": "1",
+            "TILELANG_PRINT_ON_COMPILATION": "0",
+            "TILELANG_DEFAULT_TARGET": json.dumps({"kind": "cuda", "arch": arch}),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        })
+        self.log_path = os.path.join(scratch, "zygote.log")
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tl_inspect.inspector.zygote"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=log, env=env, cwd=os.getcwd(), start_new_session=True,
+            )
+        self.messages: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.messages.put(line.decode().split())
+        self.messages.put(["gone"])
+
+    def submit(self, job_id: int, job: Job, workdir: str) -> None:
+        paths = [os.path.join(workdir, n) for n in ("result.pickle", "stdout.txt", "stderr.txt")]
+        payload = base64.b64encode(pickle.dumps((job, *paths)))
+        self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
+        self.process.stdin.flush()
+
+    def failure(self) -> str:
+        with open(self.log_path, errors="replace") as log:
+            lines = [ln.strip() for ln in log.read().splitlines() if ln.strip()]
+        return "could not start the tilelang worker: " + (lines[-1] if lines else "no output")
+
+    def close(self) -> None:
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-                 on_done: Callable[[FileResult], None] | None = None) -> list[FileResult]:
+                 on_done: Callable[[FileResult], None] | None = None,
+                 use_cache: bool = False) -> list[FileResult]:
     """Run every job, return their results in the order of `jobs`."""
-    if not jobs:
-        return []
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    results: list[FileResult | None] = [cache.load(job) if use_cache else None for job in jobs]
+    for result in results:
+        if result is not None and on_done:
+            on_done(result)
+    todo = [i for i, result in enumerate(results) if result is None]
+    fresh = _run(jobs, todo, workers, timeout, on_done)
+    for index in todo:
+        results[index] = fresh[index]
+        if use_cache:
+            cache.store(jobs[index], fresh[index])
+    return results
+
+
+def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done) -> dict[int, FileResult]:
+    """Run the jobs at the given indices in workers; their results by index."""
+    if not todo:
+        return {}
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
+    zygote = _Zygote(scratch, jobs[todo[0]].arch)
     try:
-        context = _forkserver(scratch, jobs[0].arch)
-        results: list[FileResult | None] = [None] * len(jobs)
-        pending = list(enumerate(jobs))
-        running: list[_Running] = []
+        results: dict[int, FileResult] = {}
+        pending = [(index, jobs[index]) for index in todo]
+        running: dict[int, _Running] = {}
+
+        def finish(item: _Running) -> None:
+            del running[item.index]
+            results[item.index] = result = _collect(item, timeout)
+            if on_done:
+                on_done(result)
+
         while pending or running:
             while pending and len(running) < workers:
                 index, job = pending.pop(0)
-                running.append(_start(context, index, job, scratch))
-            time.sleep(_POLL_SECONDS)
-            for item in list(running):
-                elapsed = time.monotonic() - item.started
-                if item.process.is_alive() and elapsed < timeout:
-                    continue
-                timed_out = item.process.is_alive()
-                if timed_out:
-                    item.process.kill()
-                item.process.join()
-                running.remove(item)
-                result = _collect(item, timed_out, timeout, elapsed)
-                results[item.index] = result
-                if on_done:
-                    on_done(result)
+                workdir = tempfile.mkdtemp(prefix=f"job{index}-", dir=scratch)
+                running[index] = _Running(index, job, workdir, time.monotonic())
+                zygote.submit(index, job, workdir)
+            try:
+                message = zygote.messages.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                message = None
+            if message and message[0] == "started":
+                running[int(message[1])].pid = int(message[2])
+            elif message and message[0] == "exited":
+                for item in list(running.values()):
+                    if item.pid == int(message[1]):
+                        item.exit_code = int(message[2])
+                        finish(item)
+            elif message and message[0] == "gone":
+                reason = zygote.failure()
+                for item in list(running.values()) + [_Running(i, j, "", 0) for i, j in pending]:
+                    results[item.index] = FileResult(path=item.job.path, error=reason)
+                return results
+            now = time.monotonic()
+            for item in running.values():
+                if item.pid and not item.timed_out and now - item.started > timeout:
+                    item.timed_out = True
+                    os.kill(item.pid, signal.SIGKILL)
         return results
     finally:
+        zygote.close()
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _forkserver(scratch: str, arch: str):
-    cache = os.path.join(scratch, "tilelang-cache")
-    os.makedirs(cache, exist_ok=True)
-    # read by tilelang at import in the forkserver: hermetic cache, quiet compiles, CUDA default target
-    os.environ.update({
-        "TILELANG_CACHE_DIR": cache,
-        "TILELANG_DISABLE_CACHE": "1",
-        "TILELANG_PRINT_ON_COMPILATION": "0",
-        "TILELANG_DEFAULT_TARGET": json.dumps({"kind": "cuda", "arch": arch}),
-        "PYTHONDONTWRITEBYTECODE": "1",
-    })
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["tl_inspect.inspector.preload"])
-    return context
-
-
-def _start(context, index: int, job: Job, scratch: str) -> _Running:
-    from tl_inspect.inspector import worker
-
-    workdir = tempfile.mkdtemp(prefix=f"job{index}-", dir=scratch)
-    process = context.Process(
-        target=worker.run,
-        args=(job, *(os.path.join(workdir, n) for n in ("result.pickle", "stdout.txt", "stderr.txt"))),
-        daemon=True,
-    )
-    process.start()
-    return _Running(index, job, process, workdir, time.monotonic())
 
 
 def _records(path: str) -> Iterable[tuple]:
@@ -112,7 +172,7 @@ def _records(path: str) -> Iterable[tuple]:
         return
 
 
-def _collect(item: _Running, timed_out: bool, timeout: float, elapsed: float) -> FileResult:
+def _collect(item: _Running, timeout: float) -> FileResult:
     job = item.job
     kernels: list[KernelArtifact] = []
     notes: list[str] = []
@@ -139,14 +199,14 @@ def _collect(item: _Running, timed_out: bool, timeout: float, elapsed: float) ->
             peak = payload["peak_rss_mb"]
     error = fatal.splitlines()[0] if fatal else import_error
     if not finished:
-        reason = f"timed out after {timeout:g} s" if timed_out else _exit_reason(item.process.exitcode)
+        reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code)
         if current:
             kernels.append(KernelArtifact(name=current, file=job.path, line=None, arch=job.arch,
                                           status="error", error=f"worker {reason} while compiling this kernel"))
         else:
             error = f"worker {reason}" + ("" if kernels else " while importing the module")
     return FileResult(path=job.path, kernels=tuple(kernels), error=error, notes=tuple(notes),
-                      warnings=warnings, peak_rss_mb=peak, seconds=elapsed)
+                      warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - item.started)
 
 
 def _exit_reason(code) -> str:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 # the compiler recurses on deep expressions; the default 8 MB stack segfaults on a 10k-term expression
 COMPILE_STACK_BYTES = 1 << 30
+# tilelang's printers and tl-inspect's IR conversion recurse in Python too; the big stack affords this
+RECURSION_LIMIT = 200_000
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
 
@@ -52,6 +54,7 @@ def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     threading.stack_size(COMPILE_STACK_BYTES)
+    sys.setrecursionlimit(RECURSION_LIMIT)
     with open(result_path, "ab", buffering=0) as sink:
         thread = threading.Thread(target=_guarded, args=(job, sink, out_path, err_path))
         thread.start()
@@ -164,6 +167,7 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
     specs: list[tuple[int, KernelSpec]] = []
     notes: list[str] = []
     seen: set[int] = set()
+    unspecialised: list[tuple] = []
     for name, obj in list(vars(module).items()):
         if name.startswith("__") or id(obj) in seen or (job.only and name != job.only):
             continue
@@ -178,11 +182,15 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
             found, note = _factory_specs(name, obj, cases.get(name))
             line = _function_line(obj)
             if note:
-                notes.append(note)
+                unspecialised.append((obj, note))
         else:
             continue
         seen.add(id(obj))
         specs.extend((line, spec) for spec in found if _is_users(spec.source_file))
+    # a factory already called at module level (`k = factory(4096)`) needs no cases
+    specialised = {(spec.source_file, line) for line, spec in specs}
+    notes.extend(note for obj, note in unspecialised if not any(
+        file == _function_file(obj) and line in _function_lines(obj) for file, line in specialised))
     if job.only and not specs and not notes:
         notes.append(f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file")
     specs.sort(key=lambda item: item[0])
@@ -204,6 +212,7 @@ def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]
     from tilelang.autotuner.tuner import AutoTuneImpl
     from tilelang.jit import JITImpl
 
+    extra_configs: dict = {}
     if isinstance(obj, AutoTuneImpl):
         # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config.
         impl = obj.jit_impl
@@ -211,6 +220,7 @@ def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]
         if callable(configs):
             configs = configs(**(cases[0] if cases else {}))
         first = dict(configs[0]) if configs else {}
+        extra_configs = dict(first.pop("pass_configs", None) or {})
         kind = "autotune"
         runs = [({**first, **case}, case) for case in (cases or [{}])]
     else:
@@ -223,17 +233,17 @@ def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]
     specs = []
     for kwargs, shown in runs:
         label = f"{name}[{','.join(f'{k}={v}' for k, v in shown.items())}]" if cases else name
-        specs.append(KernelSpec(label, kind, _from_factory(impl, kwargs), _function_file(obj)))
+        specs.append(KernelSpec(label, kind, _from_factory(impl, kwargs, extra_configs), _function_file(obj)))
     return specs, None
 
 
-def _from_factory(impl, kwargs):
+def _from_factory(impl, kwargs, extra_configs):
     from tilelang.jit import JITImpl
 
     def build():
         if isinstance(impl, JITImpl):
             # get_tir builds the PrimFunc without compiling and drops the factory's pass_configs
-            return impl.get_tir(**kwargs), dict(impl.pass_configs or {})
+            return impl.get_tir(**kwargs), {**(impl.pass_configs or {}), **extra_configs}
         result = impl(**kwargs)
         if hasattr(result, "prim_func"):
             return result.prim_func, dict(getattr(result, "pass_configs", None) or {})
@@ -277,6 +287,14 @@ def _function_line(obj) -> int:
     return code.co_firstlineno if code else 0
 
 
+def _function_lines(obj) -> range:
+    try:
+        lines, first = inspect.getsourcelines(_user_function(obj))
+    except (OSError, TypeError):
+        return range(0)
+    return range(first, first + len(lines))
+
+
 def _prim_func_file(prim_func) -> str | None:
     from tilelang.ir import get_prim_func_span
 
@@ -318,6 +336,7 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     from tvm.ir.instrument import pass_instrument
     from tvm.target import Target
 
+    from tl_inspect import ir
     from tl_inspect.inspector import accesses, convert, hooks
     from tl_inspect.inspector.linemap import build_line_map
     from tl_inspect.model import (STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE,
@@ -350,7 +369,11 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     buffer_lines = {name: info.line for snap in snapshots.values() for func in snap.funcs
                     for name, info in func.buffers.items() if info.line}
     with_directives = compiled.kernel_source
-    source, line_map = build_line_map(with_directives, spans.is_user_file, base["line"], buffer_lines)
+    gemm_lines = [stmt.line for stmt, _ in ir.walk(snapshots[STAGE_FRONTEND].funcs[0].body)
+                  if isinstance(stmt, ir.Eval) and stmt.line and stmt.expr[0] == "call"
+                  and stmt.expr[1].startswith("tl.tileop.gemm")]
+    source, line_map = build_line_map(with_directives, spans.is_user_file, base["line"], buffer_lines,
+                                      gemm_lines)
     ptxas = nvcc_resource_usage(source, job.arch) if job.run_nvcc else None
     return KernelArtifact(
         **base, source=source, source_with_directives=with_directives, line_map=line_map,

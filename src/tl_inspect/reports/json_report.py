@@ -37,7 +37,8 @@ def as_document(run: RunResult) -> dict:
     return {
         "tool": "tl-inspect", "version": run.version, "schema": SCHEMA_VERSION, "arch": run.arch,
         "kernels": kernel_entries(run),
-        "files": [{"path": f.path, "error": f.error, "notes": list(f.notes)} for f in run.files],
+        "files": [{"path": f.path, "error": f.error, "notes": list(f.notes), "cached": f.cached}
+                  for f in run.files],
     }
 
 

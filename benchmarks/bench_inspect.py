@@ -1,0 +1,98 @@
+"""Time tl-inspect against a bare `tilelang.compile` of the same kernels, and report worker memory.
+
+Run by hand (not by the tests): `python benchmarks/bench_inspect.py [PATH ...]` (default: fixtures/).
+The bare side is what a user would otherwise run: one Python process that imports tilelang, builds every
+kernel tl-inspect discovers and compiles it with `tilelang.compile` (nvcc included, cache disabled).
+The tl-inspect side is the command line on the same files, with one worker and with the default
+number of workers. Targets (issue 2): tl-inspect <= 0.3x the bare compile time, < 2 GB per worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# runs in a fresh interpreter so its import of tilelang is counted, as a user's script would pay it
+BARE_COMPILE = r"""
+import json, os, sys, time
+started = time.perf_counter()
+import tilelang
+from tl_inspect.inspector.targets import parse_targets
+from tl_inspect.inspector.worker import Job, _import_user_file, discover
+compiled, failed = 0, []
+for target in parse_targets(sys.argv[1:]):
+    module, _ = _import_user_file(os.path.abspath(target.path))
+    if module is None:
+        continue
+    specs, _ = discover(module, Job(target.path))
+    for spec in specs:
+        try:
+            prim_func, configs = spec.build()
+            # sm_90a: nvcc refuses warp-specialized Hopper kernels for plain sm_90 (facts, section I)
+            tilelang.compile(prim_func, target={"kind": "cuda", "arch": "sm_90a"}, pass_configs=configs)
+            compiled += 1
+        except Exception as exc:
+            failed.append(f"{spec.name}: {type(exc).__name__}")
+print(json.dumps({"seconds": time.perf_counter() - started, "compiled": compiled, "failed": failed}))
+"""
+
+
+def bare_compile(paths: list[str]) -> dict:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "TILELANG_DISABLE_CACHE": "1", "TILELANG_CACHE_DIR": cache,
+               "TILELANG_PRINT_ON_COMPILATION": "0", "PYTHONPATH": os.path.join(ROOT, "src"),
+               "TILELANG_DEFAULT_TARGET": json.dumps({"kind": "cuda", "arch": "sm_90a"})}
+        proc = subprocess.run([sys.executable, "-c", BARE_COMPILE, *paths], capture_output=True, text=True,
+                              env=env, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"bare compile failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def tl_inspect(paths: list[str], jobs: int | None) -> tuple[float, dict]:
+    with tempfile.TemporaryDirectory() as out:
+        report = os.path.join(out, "report.json")
+        args = [sys.executable, "-m", "tl_inspect", *paths, "--format", "json", "-o", report, "--exit-zero"]
+        if jobs:
+            args += ["-j", str(jobs)]
+        env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
+        started = time.perf_counter()
+        subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+        with open(report) as f:
+            return seconds, json.load(f)
+
+
+def peak_worker_memory(paths: list[str]) -> list[float]:
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from tl_inspect.inspector import Job, inspect_jobs, parse_targets
+
+    results = inspect_jobs([Job(t.path, only=t.only) for t in parse_targets(paths)])
+    return [r.peak_rss_mb for r in results]
+
+
+def main() -> None:
+    paths = sys.argv[1:] or [os.path.join(ROOT, "fixtures")]
+    bare = bare_compile(paths)
+    serial_s, document = tl_inspect(paths, jobs=1)
+    parallel_s, _ = tl_inspect(paths, jobs=None)
+    kernels = [k for k in document["kernels"] if k["name"] != "<module>"]
+    memory = peak_worker_memory(paths)
+    print(f"kernels: {len(kernels)} inspected, {bare['compiled']} compiled bare "
+          f"({len(bare['failed'])} failed bare: {', '.join(bare['failed']) or 'none'})")
+    print(f"bare tilelang.compile (import + nvcc, one process): {bare['seconds']:.1f} s")
+    print(f"tl-inspect -j1:                                     {serial_s:.1f} s  ratio {serial_s / bare['seconds']:.2f}x")
+    print(f"tl-inspect -j{os.cpu_count()} (default):                          "
+          f"{parallel_s:.1f} s  ratio {parallel_s / bare['seconds']:.2f}x")
+    print(f"peak RSS per worker: max {max(memory):.0f} MB, mean {sum(memory) / len(memory):.0f} MB "
+          f"over {len(memory)} workers (target < 2048 MB)")
+
+
+if __name__ == "__main__":
+    main()

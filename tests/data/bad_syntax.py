@@ -1,0 +1,4 @@
+import tilelang
+
+def broken(:
+    pass

@@ -1,0 +1,5 @@
+import time
+
+import tilelang
+
+time.sleep(60)
