@@ -398,7 +398,7 @@ def test_cli_writes_a_format_and_the_html_report(tmp_path):
     out, html = tmp_path / "out.txt", tmp_path / "html"
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
     proc = subprocess.run([sys.executable, "-m", "tl_inspect", KERNELS_FILE, "--format", "concise",
-                           "-o", str(out), "--html", str(html)], cwd=ROOT, env=env,
+                           "-o", str(out), "--html", str(html), "--no-cache"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stderr  # the broken kernel
     assert f"{KERNELS_FILE}:37:1: error: kernel broken could not be compiled" in out.read_text()
