@@ -5,6 +5,7 @@ exactly as well as findings from rules, and keep the snapshots independent of wh
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import re
 
@@ -52,8 +53,6 @@ class ScalarizedLoad:
 
     @classmethod
     def documentation(cls):
-        import inspect
-
         return inspect.cleandoc(cls.__doc__).split("\n", 1)[1].strip()
 
 

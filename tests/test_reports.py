@@ -3,6 +3,7 @@ the GitHub workflow commands line by line, HTML linking and escaping, and bad da
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -193,7 +194,8 @@ def test_sarif_validates_against_the_2_1_0_schema(report_run):
         ("TLV001", "scalarized-load", "error"), ("TLV002", "lane-dependent-predicate", "warning"),
         ("TLV003", "invariant-index-store", "error")]
     assert rules[0]["shortDescription"]["text"] == RULES[0].summary()
-    assert rules[0]["fullDescription"]["text"] == "Finds loads and stores that the CUDA code moves one element at a time."
+    assert rules[0]["fullDescription"]["text"] == (
+        "Finds loads and stores that the CUDA code moves one element at a time.")
     assert "## Why is this slow?" in rules[0]["help"]["markdown"]
     results = run["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [
@@ -218,7 +220,7 @@ def test_sarif_fingerprint_survives_lines_moving(report_run, tmp_path, monkeypat
     finding = report_run.findings[1]
 
     def fingerprint(line: int) -> str:
-        run = RunResult("0", "sm_90", (), (KernelReport(add, (Finding(**{**finding.__dict__, "line": line}),)),))
+        run = RunResult("0", "sm_90", (), (KernelReport(add, (dataclasses.replace(finding, line=line),)),))
         return json.loads(render(run, "sarif"))["runs"][0]["results"][0]["partialFingerprints"]
 
     before = fingerprint(15)
@@ -269,7 +271,8 @@ def test_html_links_python_and_cuda_both_ways(report_run, tmp_path):
             assert not any(key.startswith("cu-") for key in rows)
         for index, finding in enumerate(sorted(report.findings, key=lambda f: f.line), 1):
             row = rows[f"finding-{index}"]
-            assert (row["data-line"], row["data-cuda"]) == (str(finding.line), " ".join(map(str, finding.cuda_lines)))
+            cuda = " ".join(map(str, finding.cuda_lines))
+            assert (row["data-line"], row["data-cuda"]) == (str(finding.line), cuda)
     add = _parse(tmp_path / kernel_href(KERNELS_FILE, kernel(report_run, "add_2047"))).rows
     assert add["py-15"]["data-cuda"] == "21" and add["cu-21"]["data-py"] == "15"
 

@@ -17,6 +17,9 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markdown_it import MarkdownIt
+
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, Layout, RunResult
 from tl_inspect.reports.common import SourceCache, file_groups, plural, rule_table, severity_counts
 from tl_inspect.reports.json_report import MODULE_ENTRY
@@ -38,7 +41,6 @@ class FindingView:
     fix: str
     line: int
     end_line: int
-    col: int
     cuda: tuple
     doc_href: str
     bits: str
@@ -64,7 +66,6 @@ class CudaLine:
 class GridView:
     width: int
     height: int
-    cell: int
     rows: int
     cols: int
     paths: tuple  # (thread, colour, svg path data): one path per thread keeps a 64x64 grid small
@@ -114,7 +115,6 @@ class IndexRow:
     file: str
     name: str
     href: str | None
-    line: int | None
     status: str
     error: str | None
     counts: dict
@@ -166,12 +166,12 @@ def build_site(run: RunResult) -> Site:
     for file, reports in file_groups(run):
         site.notes.extend((file.path, note) for note in file.notes)
         if file.error:
-            site.rows.append(IndexRow(file.path, MODULE_ENTRY, None, None, "error", file.error,
+            site.rows.append(IndexRow(file.path, MODULE_ENTRY, None, "error", file.error,
                                       severity_counts(()), 0, None))
         for report in reports:
             page = build_kernel_page(report, kernel_href(file.path, report.kernel), sources)
             site.kernels.append(page)
-            site.rows.append(IndexRow(file.path, page.name, page.href, page.line, page.status, page.error,
+            site.rows.append(IndexRow(file.path, page.name, page.href, page.status, page.error,
                                       page.counts, page.findings_total,
                                       page.vector if page.status == "ok" else None))
     return site
@@ -219,7 +219,7 @@ def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
     return FindingView(
         number=number, rule=f.rule, slug=f.slug,
         severity=f.severity if f.severity in SEVERITIES else "info", message=f.message, fix=f.fix,
-        line=f.line, end_line=max(f.end_line or f.line, f.line), col=f.col,
+        line=f.line, end_line=max(f.end_line or f.line, f.line),
         cuda=tuple(n for n in f.cuda_lines if 0 < n <= cuda_count), doc_href=rule_href(f.slug), bits=bits,
     )
 
@@ -258,13 +258,11 @@ def thread_grid_view(layout: Layout) -> GridView | None:
         for x, thread in enumerate(row):
             cells.setdefault(int(thread), []).append(f"M{x * cell} {y * cell}h{cell}v{cell}h-{cell}z")
     paths = tuple((thread, thread_colour(thread), "".join(parts)) for thread, parts in sorted(cells.items()))
-    return GridView(width=cols * cell, height=len(grid) * cell, cell=cell, rows=len(grid), cols=cols,
+    return GridView(width=cols * cell, height=len(grid) * cell, rows=len(grid), cols=cols,
                     paths=paths, caption=caption)
 
 
 def _rule_page(rule) -> RulePage:
-    from markdown_it import MarkdownIt
-
     body = MarkdownIt("commonmark", {"html": False}).render(rule.documentation) if rule.documentation else ""
     return RulePage(href=rule_href(rule.slug), code=rule.code, slug=rule.slug, severity=rule.severity,
                     summary=rule.summary, body=body, fix=rule.fix)
@@ -272,9 +270,7 @@ def _rule_page(rule) -> RulePage:
 
 # ---------------------------------------------------------------- rendering
 
-def _environment():
-    from jinja2 import Environment, PackageLoader, StrictUndefined
-
+def _environment() -> Environment:
     env = Environment(loader=PackageLoader("tl_inspect.reports", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
