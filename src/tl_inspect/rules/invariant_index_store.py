@@ -242,9 +242,13 @@ class InvariantIndexStore(Rule):
             ctx.report(stmt.line, message, severity="error", evidence=evidence)
         else:
             replicas = _replication(ctx, stmt.buffer)
-            copies = f", replicated on {replicas} threads" if replicas > 1 else ""
-            message = (f"{head}: tilelang serialises the loop and cannot vectorize the store{copies}; "
-                       f"the work is repeated instead of reduced")
+            if scope in THREAD_PRIVATE:
+                owners = "every thread, each on its own copy"
+            else:
+                owners = f"each of the {replicas} threads holding a copy of it" if replicas > 1 else "the thread that owns it"
+            scalar = " (scalar store)" if lowered.lanes() == 1 else ""
+            message = (f"{head}: tilelang keeps this correct only by running those iterations one after "
+                       f"another on {owners}{scalar}, instead of a parallel reduction")
             ctx.report(stmt.line, message, severity="warning", evidence=evidence)
         return True
 
@@ -363,6 +367,10 @@ class _Lowered:
                     if other != thread:
                         return _thread_name(threads, other), _thread_name(threads, thread)
         return False
+
+    def lanes(self) -> int:
+        """The widest vector the lowered store writes (1: scalar; 0: no lowered store found)."""
+        return max((ir.dtype_lanes(store.dtype) for store, _ in self.stores), default=0)
 
     def partitioned(self) -> bool:
         """Whether each thread runs only part of the loop (thread variables select its iterations)."""

@@ -253,11 +253,11 @@ class PaddedDenominator(Rule):
             for name in sorted(sums):
                 for padding in sorted(flow.padded_sums.get(name, ()), key=lambda p: p.padded):
                     if padding.padded == site.length and padding.true != site.length:
-                        return (f"{what} is divided by {site.length}, the padded tile length, but "
+                        return (f"{what} is divided by {site.length}, the padded length, but "
                                 f"{padding.describe()}; the padding adds zeros to the sum, not to the count")
         if site.rounded_up:
-            return (f"{what} is divided by `{ir.render(site.denominator)}`, a length rounded up past the "
-                    f"true one")
+            written = source.denominator_text(site.line) or ir.render(site.denominator)
+            return f"{what} is divided by `{written}`, a length rounded up past the true one"
         reason = source.padded_denominator(site.line)
         if reason:
             return f"{what} is divided by {reason}, a padded length, not by the true length"
@@ -539,6 +539,11 @@ class _Source:
         """The line of the first division of the statement that starts on `line`."""
         found = self._in_statement(line)
         return found[0][0] if found else line
+
+    def denominator_text(self, line: int) -> str | None:
+        """The source text of the first denominator in the statement on `line`."""
+        found = self._in_statement(line)
+        return _code(found[0][1]) if found else None
 
     def padded_denominator(self, line: int) -> str | None:
         """Why a denominator of the statement on `line` is a padded length, from its source alone."""
