@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tl_inspect import ir
 from tl_inspect.model import STAGE_FRONTEND
@@ -236,11 +236,9 @@ class PaddedDenominator(Rule):
         source = _Source(ctx)
         reported: set[int] = set()
         for site in flow.divisions:
-            line = source.division_line(site.line)
-            if line in reported:
-                continue
             message = self._verdict(flow, source, site)
-            if message:
+            line = source.division_line(site.line) if message else None
+            if line and line not in reported:
                 reported.add(line)
                 ctx.report(line, message, evidence=[f"TIR: {ir.render(site.expr)}"])
 
@@ -417,20 +415,28 @@ def _select_conditions(expr) -> list:
     return out
 
 
+_FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
 def _masks(cond, extents: dict, block_vars: set) -> list:
     """(loop variable, {Padding}) for each `index < length` bound in a condition that cuts one of the
-    block's loops short."""
-    if cond[0] == "and":
+    block's loops short, written either way round (`k * block_N + j >= seq_len` marks the padding)."""
+    if cond[0] in ("and", "or"):
         return _masks(cond[1], extents, block_vars) + _masks(cond[2], extents, block_vars)
-    bound = {"lt": (1, 2, 0), "le": (1, 2, 1), "gt": (2, 1, 0), "ge": (2, 1, 1)}.get(cond[0])
-    if bound is None:
+    if cond[0] == "not":
+        return _masks(cond[1], extents, block_vars)
+    if cond[0] not in _FLIPPED:
         return []
-    index, limit = cond[bound[0]], cond[bound[1]]
+    op, index, limit = cond
+    if not ir.vars_of(index) & set(extents):
+        op, index, limit = _FLIPPED[op], limit, index
     loop_vars = ir.vars_of(index) & set(extents)
     if not loop_vars or ir.vars_of(limit) & set(extents) or ir.loads_of(limit) or ir.loads_of(index):
         return []
+    # `index < n` and `index >= n` both say n elements are real; `index <= n` and `index > n`, n + 1
     true = _int_constant(limit)
-    true = true + bound[2] if true is not None else None
+    if true is not None and op in ("le", "gt"):
+        true += 1
     span = _span(index, extents)
     out = []
     for var in loop_vars & block_vars:
@@ -526,10 +532,7 @@ class _Source:
 
     @functools.cached_property
     def parsed(self) -> _Collector:
-        wrapper = self.ctx.cst
-        collector = _Collector(wrapper.resolve(PositionProvider))
-        wrapper.visit(collector)
-        return collector
+        return _collect(self.ctx.source_text)
 
     def _in_statement(self, line: int) -> list:
         end = next((e for s, e in self.parsed.statements if s == line), line)
@@ -552,6 +555,15 @@ class _Source:
             if reason:
                 return reason
         return None
+
+
+@functools.lru_cache(maxsize=4)
+def _collect(source_text: str) -> _Collector:
+    """Parsed once per file, not once per kernel: a file often holds many kernels."""
+    wrapper = MetadataWrapper(cst.parse_module(source_text))
+    collector = _Collector(wrapper.resolve(PositionProvider))
+    wrapper.visit(collector)
+    return collector
 
 
 class _Collector(cst.CSTVisitor):
