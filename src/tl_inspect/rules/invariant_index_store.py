@@ -63,7 +63,8 @@ class InvariantIndexStore(Rule):
     slug = "invariant-index-store"
     severity = "error"
     kind = "ir"
-    fix = "Reduce in a fragment with `T.reduce_sum`/`T.reduce_max` (or `T.atomic_add` across blocks) instead of `+=` in `T.Parallel`"
+    fix = ("Reduce in a fragment with `T.reduce_sum`/`T.reduce_max` (or `T.atomic_add` across blocks) "
+           "instead of `+=` in `T.Parallel`")
 
     BAD = [
         Example("""
@@ -244,8 +245,10 @@ class InvariantIndexStore(Rule):
             replicas = _replication(ctx, stmt.buffer)
             if scope in THREAD_PRIVATE:
                 owners = "every thread, each on its own copy"
+            elif replicas > 1:
+                owners = f"each of the {replicas} threads holding a copy of it"
             else:
-                owners = f"each of the {replicas} threads holding a copy of it" if replicas > 1 else "the thread that owns it"
+                owners = "the thread that owns it"
             scalar = " (scalar store)" if lowered.lanes() == 1 else ""
             message = (f"{head}: tilelang keeps this correct only by running those iterations one after "
                        f"another on {owners}{scalar}, instead of a parallel reduction")
@@ -261,7 +264,7 @@ class _Collision:
         self.per_element = per_element  # iterations that update one element, when known
 
     def describe(self) -> str:
-        return f"{self.per_element} parallel iterations" if self.per_element else "several parallel iterations"
+        return f"{self.per_element or 'several'} parallel iterations"
 
 
 def _find_collision(loops, indices, conditions):
@@ -402,7 +405,7 @@ def _thread_var_names(ctx: RuleContext) -> set:
     """Names of the threadIdx variables: the frontend binds them with `tl.launch_thread_idx`."""
     func = ctx.kernel.snapshot(STAGE_FRONTEND).func()
     return {stmt.var for stmt, _ in ir.walk(func.body)
-            if isinstance(stmt, ir.Let) and stmt.value[0] == "call" and stmt.value[1] == "tl.launch_thread_idx"}
+            if isinstance(stmt, ir.Let) and stmt.value[:2] == ("call", "tl.launch_thread_idx")}
 
 
 def _thread_name(threads: list, values: tuple) -> str:
@@ -474,7 +477,9 @@ def _compile(exprs, names: list):
     env = dict(zip(names, args))
     body = ", ".join(_py(e, env) for e in exprs)
     code = f"lambda {', '.join(args)}: ({body},)"
-    return eval(code, {"_tdiv": _tdiv, "_tmod": _tmod, "_lanes": _lane_values})  # noqa: S307 - built from IR node kinds and integers only
+    # one compiled lambda per expression: the collision search evaluates it up to 2^17 times; the code is
+    # built only from the operator table above, integers and generated argument names
+    return eval(code, {"_tdiv": _tdiv, "_tmod": _tmod, "_lanes": _lane_values})  # noqa: S307
 
 
 def _py(e, env: dict) -> str:

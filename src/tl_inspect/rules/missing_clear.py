@@ -65,7 +65,8 @@ class MissingClear(Rule):
     slug = "missing-clear"
     severity = "error"
     kind = "ir"
-    fix = "Initialise the accumulator first: `T.clear(acc)` or `T.fill(acc, 0)`, or `clear_accum=True` on the first `T.gemm`"
+    fix = ("Initialise the accumulator first: `T.clear(acc)` or `T.fill(acc, 0)`, or `clear_accum=True` on "
+           "the first `T.gemm`")
 
     BAD = [
         Example("""

@@ -381,7 +381,9 @@ class _Flow:
         if not line:
             return
         for node in ir.subexprs(expr):
-            sides = [ir.substitute(side, self.lets) for side in node[1:3]] if node[0] in ("div", "mul") else ()
+            if node[0] not in ("div", "mul"):
+                continue
+            sides = [ir.substitute(side, self.lets) for side in node[1:3]]
             if node[0] == "div":
                 numerator, denominator = sides
             elif node[0] == "mul" and (_reciprocal(sides[0]) or _reciprocal(sides[1])):
@@ -390,8 +392,9 @@ class _Flow:
             else:
                 continue
             length = _constant_length(denominator)
-            self.divisions.append(_Division(line=line, expr=node, numerator=numerator, denominator=denominator,
-                                            length=length, rounded_up=_is_rounded_up(denominator)))
+            self.divisions.append(_Division(
+                line=line, expr=node, numerator=numerator, denominator=denominator, length=length,
+                rounded_up=_is_rounded_up(denominator)))
 
 
 def _extents(ancestors) -> dict:
@@ -602,7 +605,7 @@ def _padded_expression(node, bindings: dict, depth: int) -> str | None:
                 if reason:
                     return f"`{node.value}` = {reason}"
         return None
-    if isinstance(node, cst.Call) and depth <= 3 and _call_name(node) in POWER_OF_TWO_CALLS:
+    if isinstance(node, cst.Call) and _call_name(node) in POWER_OF_TWO_CALLS:
         return f"`{_code(node)}`, a power of two rounded up"
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         for quotient, factor in ((node.left, node.right), (node.right, node.left)):
