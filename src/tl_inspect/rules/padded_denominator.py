@@ -30,6 +30,11 @@ class Padding:
     true: int | None  # None: a runtime length (`T.dynamic`), possibly smaller
     limit: str = ""  # the runtime length, as TIR text
 
+    def times(self, count: int) -> Padding:
+        """The padding of `count` such ranges summed together."""
+        true = self.true * count if self.true is not None else None
+        return Padding(self.padded * count, true, self.limit)
+
     def describe(self) -> str:
         if self.true is not None:
             return f"only {self.true} of those {self.padded} elements are real"
@@ -342,8 +347,9 @@ class _Flow:
                 if ir.vars_of(index) & reduced:
                     paddings.update(self.padded_dims.get((load[1], dim), ()))
             for padding in self.padded_sums.get(load[1], ()):
-                # a running total of per-tile sums (split rows): the padded length grows per tile
-                paddings.update({padding, Padding(padding.padded * repeat, padding.true, padding.limit)})
+                # a running total of sums: of per-tile sums whose mask spans the whole row (split rows)
+                # the padding is unchanged; of independent padded rows, it adds up
+                paddings.update({padding, padding.times(repeat)})
 
     def _copy(self, regions: list, extents: dict) -> None:
         if len(regions) != 2:
@@ -364,8 +370,9 @@ class _Flow:
     def _reduce(self, call) -> None:
         regions = ir.regions(call)
         args = call[2]
-        kind = args[REDUCE_TYPE_ARG][1].strip("'\"") if args[REDUCE_TYPE_ARG][0] == "other" else ""
-        if len(regions) != 2 or kind not in SUM_REDUCTIONS:
+        if len(regions) != 2 or len(args) <= REDUCE_DIM_ARG or args[REDUCE_TYPE_ARG][0] != "other":
+            return
+        if args[REDUCE_TYPE_ARG][1].strip("'\"") not in SUM_REDUCTIONS:
             return
         src, dst = regions
         dim = ir.int_value(args[REDUCE_DIM_ARG])
@@ -373,7 +380,12 @@ class _Flow:
             return
         dim %= max(len(src.extents), 1)
         self.sums.add(dst.buffer)
-        self.padded_sums.setdefault(dst.buffer, set()).update(self.padded_dims.get((src.buffer, dim), ()))
+        paddings = self.padded_sums.setdefault(dst.buffer, set())
+        paddings.update(self.padded_dims.get((src.buffer, dim), ()))
+        count = ir.int_value(src.extents[dim]) if dim < len(src.extents) else None
+        if count:
+            # a sum of padded row sums (GroupNorm: rows of a group, then the group)
+            paddings.update(p.times(count) for p in self.padded_sums.get(src.buffer, ()))
 
     # -- divisions
 
