@@ -25,13 +25,16 @@ class InvariantIndexStore(Rule):
     parallel iterations land on the same element: the index drops a loop variable, or folds it with
     `//` or `%`. tl-inspect enumerates the iterations to prove the collision, then checks the
     thread-partitioned loop after `tl.VectorizeLoop` to see which threads update the same address.
+    A fragment update whose index still advances with the innermost variable (the column sum
+    `acc[j] += X[i, j]`) is tilelang's efficient form and is not reported; on global or shared memory
+    it is reported when two threads of the lowered loop update one address.
 
     ## Why is this wrong?
     `T.Parallel` declares the iterations independent. On a global or shared target tilelang spreads
     them over threads and every thread reads, adds and writes the same element: updates are lost. On an
     H200, `O[i] += X[i, j]` gave wrong sums for 16383 of 16384 rows. On a fragment tilelang keeps it
     correct by replicating the element on every thread that needs it and serialising the loop: the
-    store cannot be vectorized (planner: `must-scalarize`) and the work is done several times. A
+    store is usually scalar (planner: `must-scalarize`) and the work is done several times. A
     `T.alloc_var` or `T.alloc_local` target is private to each thread, so a partitioned loop leaves
     every thread with a partial sum.
 
