@@ -200,12 +200,12 @@ class InvariantIndexStore(Rule):
             value = ir.substitute(stmt.value, lets)
             if not any(load[1] == stmt.buffer for load in ir.loads_of(value)):
                 continue
-            loops = [a for a in ancestors if isinstance(a, ir.For) and a.kind == "parallel"]
-            if not loops:
+            nest = [n for n, a in enumerate(ancestors) if isinstance(a, ir.For) and a.kind == "parallel"]
+            if not nest:
                 continue
+            loops = [ancestors[n] for n in nest]
             indices = tuple(ir.substitute(i, lets) for i in stmt.indices)
-            conditions = [ir.substitute(a.cond, lets) for a in ancestors[ancestors.index(loops[0]):]
-                          if isinstance(a, ir.If)]
+            conditions = [ir.substitute(a.cond, lets) for a in ancestors[nest[0]:] if isinstance(a, ir.If)]
             collision = _find_collision(loops, indices, conditions)
             if collision is not None and self._report(ctx, func, stmt, indices, loops[-1].var, collision):
                 reported.add(stmt.line)
