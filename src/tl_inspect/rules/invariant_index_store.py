@@ -344,7 +344,8 @@ class _Lowered:
     def _race_in(self, store, ancestors, threads):
         loops = [a for a in ancestors if isinstance(a, ir.For) and a.kind != "thread_binding"]
         extents = [ir.int_value(loop.extent) for loop in loops]
-        if any(e is None for e in extents):
+        iterations = _product(e or 0 for e in extents)
+        if any(e is None for e in extents) or iterations > MAX_THREAD_POINTS:
             return None
         names = threads + [loop.var for loop in loops]
         conditions = [a.cond for a in ancestors if isinstance(a, ir.If)]
@@ -353,13 +354,10 @@ class _Lowered:
         except _Unsupported:
             return None
         cond_fns = [_compile((c,), names) for c in conditions if _computable(c)]
-        iterations = _product(extents)
-        thread_space = list(itertools.product(*(range(self.thread_vars[t]) for t in threads)))
-        budget = max(2, MAX_THREAD_POINTS // max(iterations, 1))
-        if iterations > MAX_THREAD_POINTS:
-            return None
+        sample, complete = _thread_sample([self.thread_vars[t] for t in threads],
+                                          max(2, MAX_THREAD_POINTS // max(iterations, 1)))
         writer: dict = {}
-        for thread in thread_space[:budget]:
+        for thread in sample:
             for point in itertools.product(*(range(n) for n in extents)):
                 args = thread + point
                 try:
@@ -371,8 +369,11 @@ class _Lowered:
                 for key in _lanes(keys):
                     other = writer.setdefault(key, thread)
                     if other != thread:
+                        # a guard we cannot evaluate (a thread election, a loaded flag) may separate them
+                        if len(cond_fns) < len(conditions):
+                            return None
                         return _thread_name(threads, other), _thread_name(threads, thread)
-        return False
+        return False if complete else None
 
     def lanes(self) -> int:
         """The widest vector the lowered store writes (1: scalar; 0: no lowered store found)."""
@@ -409,6 +410,19 @@ def _thread_var_names(ctx: RuleContext) -> set:
     func = ctx.kernel.snapshot(STAGE_FRONTEND).func()
     return {stmt.var for stmt, _ in ir.walk(func.body)
             if isinstance(stmt, ir.Let) and stmt.value[:2] == ("call", "tl.launch_thread_idx")}
+
+
+def _thread_sample(extents: list, budget: int) -> tuple[list, bool]:
+    """Thread index tuples to try (all of them when they fit in `budget`) and whether that is all.
+
+    A partial sample keeps the first threads, where neighbours collide, and spreads the rest evenly,
+    where threads a warp or a row apart collide."""
+    every = list(itertools.product(*(range(n) for n in extents)))
+    if len(every) <= budget:
+        return every, True
+    head = budget // 2
+    step = max(1, (len(every) - head) // (budget - head))
+    return every[:head] + every[head::step], False
 
 
 def _thread_name(threads: list, values: tuple) -> str:
