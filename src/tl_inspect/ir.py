@@ -356,3 +356,15 @@ def regions(expr) -> list:
             load, access = arg[2][0], int_value(arg[2][1])
             out.append(Region(buffer=load[1], start=load[2], extents=tuple(arg[2][2:]), access=access))
     return out
+
+
+def render_store(store: Store, limit: int = 90) -> str:
+    """`O[i] += X[i, j]` for an accumulation, `m[i] = T.max(m[i], x[i, j])` for any other store."""
+    target = f"{store.buffer}[{', '.join(render(i) for i in store.indices)}]"
+    value = store.value
+    text = f"{target} = {render(value)}"
+    if value[0] == "add":
+        for own, other in ((value[1], value[2]), (value[2], value[1])):
+            if own[0] == "load" and own[1] == store.buffer and own[2] == store.indices:
+                text = f"{target} += {render(other)}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
