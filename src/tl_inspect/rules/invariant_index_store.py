@@ -207,10 +207,11 @@ class InvariantIndexStore(Rule):
             indices = tuple(ir.substitute(i, lets) for i in stmt.indices)
             conditions = [ir.substitute(a.cond, lets) for a in ancestors[nest[0]:] if isinstance(a, ir.If)]
             collision = _find_collision(loops, indices, conditions)
-            if collision is not None and self._report(ctx, func, stmt, indices, loops[-1].var, collision):
+            resolved = ir.Store(stmt.buffer, indices, value, stmt.dtype, stmt.line)
+            if collision is not None and self._report(ctx, func, resolved, loops[-1].var, collision):
                 reported.add(stmt.line)
 
-    def _report(self, ctx: RuleContext, func: ir.IRFunc, stmt: ir.Store, indices, innermost: str,
+    def _report(self, ctx: RuleContext, func: ir.IRFunc, stmt: ir.Store, innermost: str,
                 collision: _Collision) -> bool:
         """Report the store unless the collision is harmless; whether it was reported.
 
@@ -219,9 +220,9 @@ class InvariantIndexStore(Rule):
         only a global or shared target with a proven race is reported then."""
         scope = func.scope_of(stmt.buffer)
         vectorizable = innermost not in collision.variables
-        target = f"{stmt.buffer}[{', '.join(ir.render(i) for i in indices)}]"
+        target = f"{stmt.buffer}[{', '.join(ir.render(i) for i in stmt.indices)}]"
         frozen = ", ".join(f"`{v}`" for v in collision.variables)
-        head = (f"`{_update_text(target, stmt)}` in `T.Parallel`: the index repeats along {frozen}, so "
+        head = (f"`{ir.render_store(stmt)}` in `T.Parallel`: the index repeats along {frozen}, so "
                 f"{collision.describe()} update the same element of {_scope_word(scope)} `{stmt.buffer}`")
         lowered = _lowered_stores(ctx, stmt)
         evidence = [f"TIR: {target} = {ir.render(stmt.value)}"]
@@ -436,17 +437,6 @@ def _lanes(keys: tuple):
 
 
 # ---------------------------------------------------------------- helpers
-
-def _update_text(target: str, stmt: ir.Store, limit: int = 90) -> str:
-    """`O[i] += X[i, j]` for a sum, `m[i] = T.max(m[i], x[i, j])` for any other update."""
-    value = stmt.value
-    text = f"{target} = {ir.render(value)}"
-    if value[0] == "add":
-        for own, other in ((value[1], value[2]), (value[2], value[1])):
-            if own[0] == "load" and own[1] == stmt.buffer:
-                text = f"{target} += {ir.render(other)}"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
 
 def _reducer_buffers(func: ir.IRFunc) -> set:
     """Legacy `T.alloc_reducer` fragments: `acc[i] += ...` in `T.Parallel` is their intended use."""

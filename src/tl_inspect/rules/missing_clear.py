@@ -18,6 +18,8 @@ GEMM_CLEAR_ACCUM_ARG = 9
 REDUCE_CLEAR_ARG = 4
 
 READ, ACCUMULATE, WRITE = "read", "accumulate", "write"
+REDUCE_FIX = ("Initialise the output before the first `T.reduce_*(..., clear=False)` with the reduction's "
+              "identity (`T.clear` for a sum, `T.fill(m, -T.infinity(dtype))` for a max), or drop `clear=False`")
 
 
 class MissingClear(Rule):
@@ -248,7 +250,8 @@ class MissingClear(Rule):
         evidence += _cuda_declaration(ctx.kernel.source, buffer)
         if any(f"`{buffer}` is read before anything writes it" in w for w in ctx.kernel.warnings):
             evidence.append(f"tilelang VerifyBufferInit: `{buffer}` is read before anything writes it")
-        ctx.report(line, message, evidence=evidence)
+        fix = REDUCE_FIX if what.startswith("`T.reduce_") else None
+        ctx.report(line, message, evidence=evidence, fix=fix)
 
 
 def _accesses(stmt):
@@ -257,8 +260,7 @@ def _accesses(stmt):
     if isinstance(stmt, ir.Store):
         # a self-read only inside `T.if_then_else(k == 0, 0, acc[i]) + ...` is a conditional init
         if _reads_outside_select(stmt.value, stmt.buffer):
-            target = f"{stmt.buffer}[{', '.join(ir.render(i) for i in stmt.indices)}]"
-            yield stmt.buffer, ACCUMULATE, f"`{target} += ...` reads"
+            yield stmt.buffer, ACCUMULATE, f"`{ir.render_store(stmt)}` reads"
         for load in _loads(stmt.indices) + ir.loads_of(stmt.value):
             if load[1] != stmt.buffer:
                 yield load[1], READ, ""
@@ -288,7 +290,8 @@ def _tile_op_accesses(call):
         if "gemm" in op:
             what = "`T.gemm` without `clear_accum=True` accumulates into"
         elif op == "reduce":
-            what = "`T.reduce_*(..., clear=False)` accumulates into"
+            kind = args[2][1].strip("'\"") if len(args) > 2 and args[2][0] == "other" else "*"
+            what = f"`T.reduce_{kind}(..., clear=False)` accumulates into"
         else:
             what = f"`T.{op}` reads and writes"
         yield region.buffer, access, what
