@@ -575,7 +575,11 @@ class _Source:
 @functools.lru_cache(maxsize=4)
 def _collect(source_text: str) -> _Collector:
     """Parsed once per file, not once per kernel: a file often holds many kernels."""
-    wrapper = MetadataWrapper(cst.parse_module(source_text))
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(source_text))
+    except cst.ParserSyntaxError:
+        # syntax newer than libcst knows: keep the IR lines, without source evidence
+        return _Collector({})
     collector = _Collector(wrapper.resolve(PositionProvider))
     wrapper.visit(collector)
     return collector
