@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import PositionProvider
 
 from tl_inspect import ir
 from tl_inspect.model import STAGE_FRONTEND
-from tl_inspect.rules.base import Example, Rule, RuleContext
+from tl_inspect.rules.base import Example, Rule, RuleContext, parse_source
 
 SUM_REDUCTIONS = ("sum", "abssum")
 # `T.reduce_*` arguments: tl.tileop.reduce(src, dst, type, dim, clear)
@@ -574,10 +574,9 @@ class _Source:
 
 @functools.lru_cache(maxsize=4)
 def _collect(source_text: str) -> _Collector:
-    """Parsed once per file, not once per kernel: a file often holds many kernels."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(source_text))
-    except cst.ParserSyntaxError:
+    """Collected once per file, not once per kernel: a file often holds many kernels."""
+    wrapper = parse_source(source_text)
+    if wrapper is None:
         # syntax newer than libcst knows: keep the IR lines, without source evidence
         return _Collector({})
     collector = _Collector(wrapper.resolve(PositionProvider))
