@@ -179,8 +179,8 @@ def test_bad_files_give_one_line_errors_and_keep_the_other_results(inspected):
 
 def test_timeout_reports_the_file_and_spares_the_others(inspected):
     slow, fine = os.path.join(DATA, "sleeps.py"), discovery_file("prim_funcs.py")
-    results = inspected([slow, fine], timeout=3)
-    assert results[slow].error == "worker timed out after 3 s while importing the module"
+    results = inspected([slow, fine], timeout=10)
+    assert results[slow].error == "worker timed out after 10 s while importing the module"
     assert len(results[fine].kernels) == 3
 
 
@@ -274,3 +274,14 @@ def test_unchanged_files_are_served_from_the_cache_and_edits_invalidate_it(tmp_p
     proc = _run_cli(str(user_file), "--format", "json", "--no-cache",
                     env={**env, "TL_INSPECT_CACHE_DIR": str(tmp_path / "unused")})
     assert proc.returncode == 0 and not (tmp_path / "unused").exists()
+
+
+def test_names_that_match_nothing_are_errors_not_silence(tmp_path):
+    proc = _run_cli(discovery_file("cases.py") + "::nope", os.path.join(DATA, "bad_cases.py"),
+                    "--format", "json", "--no-cache")
+    assert proc.returncode == 2
+    errors = {os.path.basename(f["path"]): f["error"] for f in json.loads(proc.stdout)["files"]}
+    assert errors == {
+        "cases.py": f"{discovery_file('cases.py')}::nope: no kernel or factory named 'nope' in this file",
+        "bad_cases.py": "TL_INSPECT_CASES must be a dict mapping factory names to lists of keyword-argument dicts",
+    }

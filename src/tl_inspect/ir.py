@@ -303,3 +303,68 @@ def evaluate(expr, env: dict) -> int:
     if head in _INT_OPS:
         return _INT_OPS[head](evaluate(expr[1], env), evaluate(expr[2], env))
     raise ValueError(f"cannot evaluate {render(expr)}")
+
+
+def substitute(expr, env: dict):
+    """`expr` with every ("var", name) whose name is in `env` replaced by `env[name]`."""
+    if not isinstance(expr, tuple) or not expr:
+        return expr
+    head = expr[0]
+    if head == "var":
+        return env.get(expr[1], expr)
+    if head in ("int", "float", "other"):
+        return expr
+    out = [head]
+    for item in expr[1:]:
+        if isinstance(item, tuple) and item and isinstance(item[0], str):
+            out.append(substitute(item, env))
+        elif isinstance(item, tuple):
+            out.append(tuple(substitute(sub, env) for sub in item))
+        else:
+            out.append(item)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- tile operators
+
+# access modes of a `tl.region(buf[start], access, *extents)` argument of a tile operator
+REGION_READ, REGION_WRITE, REGION_READ_WRITE = 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Region:
+    """One buffer argument of a tile operator (`T.copy`, `T.gemm`, `T.fill`, `T.reduce_*`, ...)."""
+
+    buffer: str
+    start: tuple  # index expression of the first element, one per dimension
+    extents: tuple  # expression per dimension
+    access: int  # REGION_READ | REGION_WRITE | REGION_READ_WRITE
+
+
+def tile_op(expr) -> str | None:
+    """"copy", "gemm", "reduce", ... when `expr` is a frontend tile-operator call, else None."""
+    if isinstance(expr, tuple) and expr and expr[0] == "call" and expr[1].startswith("tl.tileop."):
+        return expr[1][len("tl.tileop."):]
+    return None
+
+
+def regions(expr) -> list:
+    """The `tl.region` arguments of a tile-operator call, in argument order."""
+    out = []
+    for arg in expr[2] if tile_op(expr) else ():
+        if arg[0] == "call" and arg[1] == "tl.region" and arg[2] and arg[2][0][0] == "load":
+            load, access = arg[2][0], int_value(arg[2][1])
+            out.append(Region(buffer=load[1], start=load[2], extents=tuple(arg[2][2:]), access=access))
+    return out
+
+
+def render_store(store: Store, limit: int = 90) -> str:
+    """`O[i] += X[i, j]` for an accumulation, `m[i] = T.max(m[i], x[i, j])` for any other store."""
+    target = f"{store.buffer}[{', '.join(render(i) for i in store.indices)}]"
+    value = store.value
+    text = f"{target} = {render(value)}"
+    if value[0] == "add":
+        for own, other in ((value[1], value[2]), (value[2], value[1])):
+            if own[0] == "load" and own[1] == store.buffer and own[2] == store.indices:
+                text = f"{target} += {render(other)}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."

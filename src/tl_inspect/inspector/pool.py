@@ -194,6 +194,8 @@ def _collect(item: _Running, timeout: float) -> FileResult:
             current = None
         elif kind == "fatal":
             fatal = payload
+        elif kind == "error":
+            import_error = import_error or payload
         elif kind == "done":
             finished = True
             peak = payload["peak_rss_mb"]

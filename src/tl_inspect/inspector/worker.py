@@ -124,6 +124,10 @@ def _work(job: Job, sink, capture: _Capture) -> None:
                            "seconds": time.perf_counter() - started})
     if module is None:
         return
+    name_error = _check_names(module, job)
+    if name_error:
+        _emit(sink, "error", name_error)
+        return
     specs, notes = discover(module, job)
     _emit(sink, "notes", notes)
     for spec in specs:
@@ -191,10 +195,21 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
     specialised = {(spec.source_file, line) for line, spec in specs}
     notes.extend(note for obj, note in unspecialised if not any(
         file == _function_file(obj) and line in _function_lines(obj) for file, line in specialised))
-    if job.only and not specs and not notes:
-        notes.append(f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file")
     specs.sort(key=lambda item: item[0])
     return [s for _, s in specs], notes
+
+
+def _check_names(module, job: Job) -> str | None:
+    """The error for a FILE.py::NAME or a TL_INSPECT_CASES entry that names nothing in the file."""
+    cases = getattr(module, CASES_VARIABLE, None)
+    if cases is not None and not (isinstance(cases, dict) and all(
+            isinstance(v, (list, tuple)) and all(isinstance(c, dict) for c in v) for v in cases.values())):
+        return f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts"
+    for name in list(cases or {}) + list(job.cases) + ([job.only] if job.only else []):
+        if not hasattr(module, name):
+            where = f"{job.path}::{name}" if name == job.only else f"{CASES_VARIABLE} entry {name!r}"
+            return f"{where}: no kernel or factory named {name!r} in this file"
+    return None
 
 
 def _is_users(path: str | None) -> bool:
@@ -212,44 +227,45 @@ def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]
     from tilelang.autotuner.tuner import AutoTuneImpl
     from tilelang.jit import JITImpl
 
-    extra_configs: dict = {}
-    if isinstance(obj, AutoTuneImpl):
-        # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config.
-        impl = obj.jit_impl
-        configs = obj.configs
-        if callable(configs):
-            configs = configs(**(cases[0] if cases else {}))
-        first = dict(configs[0]) if configs else {}
-        extra_configs = dict(first.pop("pass_configs", None) or {})
-        kind = "autotune"
-        runs = [({**first, **case}, case) for case in (cases or [{}])]
-    else:
-        impl = obj
-        kind = "jit_factory" if isinstance(obj, JITImpl) else "factory"
-        runs = [(case, case) for case in (cases or [{}])]
-    if not cases and _required_parameters(obj):
-        return [], (f"{name}: factory needs arguments ({', '.join(_required_parameters(obj))}); "
+    missing = _required_parameters(obj)
+    if not cases and missing:
+        return [], (f"{name}: factory needs arguments ({', '.join(missing)}); "
                     f"add {CASES_VARIABLE} = {{{name!r}: [{{...}}]}} or use FILE.py::{name} -a NAME=VALUE")
+    kind = ("autotune" if isinstance(obj, AutoTuneImpl) else
+            "jit_factory" if isinstance(obj, JITImpl) else "factory")
     specs = []
-    for kwargs, shown in runs:
-        label = f"{name}[{','.join(f'{k}={v}' for k, v in shown.items())}]" if cases else name
-        specs.append(KernelSpec(label, kind, _from_factory(impl, kwargs, extra_configs), _function_file(obj)))
+    for case in cases or [{}]:
+        label = f"{name}[{','.join(f'{k}={v}' for k, v in case.items())}]" if cases else name
+        specs.append(KernelSpec(label, kind, _from_factory(obj, case), _function_file(obj)))
     return specs, None
 
 
-def _from_factory(impl, kwargs, extra_configs):
+def _from_factory(obj, case: dict):
+    """Build the PrimFunc of one case lazily, so a failing factory fails only its own kernel."""
+    from tilelang.autotuner.tuner import AutoTuneImpl
     from tilelang.jit import JITImpl
 
     def build():
-        if isinstance(impl, JITImpl):
+        if isinstance(obj, AutoTuneImpl):
+            # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config.
+            first = _first_config(obj, case)
+            extra = dict(first.pop("pass_configs", None) or {})
+            impl = obj.jit_impl
+            return impl.get_tir(**{**first, **case}), {**(impl.pass_configs or {}), **extra}
+        if isinstance(obj, JITImpl):
             # get_tir builds the PrimFunc without compiling and drops the factory's pass_configs
-            return impl.get_tir(**kwargs), {**(impl.pass_configs or {}), **extra_configs}
-        result = impl(**kwargs)
+            return obj.get_tir(**case), dict(obj.pass_configs or {})
+        result = obj(**case)
         if hasattr(result, "prim_func"):
             return result.prim_func, dict(getattr(result, "pass_configs", None) or {})
         return result, {}
 
     return build
+
+
+def _first_config(autotuner, case: dict) -> dict:
+    configs = autotuner.configs(**case) if callable(autotuner.configs) else autotuner.configs
+    return dict(configs[0]) if configs else {}
 
 
 def _required_parameters(obj) -> list[str]:
@@ -266,8 +282,9 @@ def _required_parameters(obj) -> list[str]:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
         return []
+    tuned = set(obj.configs[0]) if isinstance(getattr(obj, "configs", None), (list, tuple)) and obj.configs else set()
     return [p.name for p in params
-            if p.default is inspect.Parameter.empty
+            if p.default is inspect.Parameter.empty and p.name not in tuned
             and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 

@@ -1,4 +1,4 @@
-"""`--format json` (the contract's schema 1)."""
+"""`--format json` (the contract's schema 1) and `--format json-lines` (one finding per line)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TextIO
 
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
+from tl_inspect.reports.common import file_groups
 
 SCHEMA_VERSION = 1
 MODULE_ENTRY = "<module>"
@@ -16,14 +17,11 @@ def kernel_entries(run: RunResult) -> list[dict]:
     """Kernels in the contract's shape; a file that failed before defining any kernel appears as one
     `<module>` entry with status "error", so every failure is visible where consumers look."""
     entries = []
-    by_file: dict[str, list] = {}
-    for report in run.reports:
-        by_file.setdefault(report.kernel.file, []).append(report)
-    for file in run.files:
+    for file, reports in file_groups(run):
         if file.error:
             entries.append({"name": MODULE_ENTRY, "file": file.path, "line": None, "status": "error",
                             "error": file.error, "findings": []})
-        for report in by_file.get(file.path, []):
+        for report in reports:
             k = report.kernel
             entries.append({
                 "name": k.name, "file": k.file, "line": k.line, "status": k.status, "error": k.error,
@@ -48,3 +46,9 @@ def as_document(run: RunResult) -> dict:
 def write_json(run: RunResult, out: TextIO) -> None:
     json.dump(as_document(run), out, indent=2)
     out.write("\n")
+
+
+@reporter("json-lines")
+def write_json_lines(run: RunResult, out: TextIO) -> None:
+    for finding in run.findings:
+        out.write(json.dumps(finding.as_dict()) + "\n")

@@ -1,40 +1,125 @@
-"""`--format full`: findings and a per-kernel summary for a person at a terminal (rich)."""
+"""`--format full`: for a person at a terminal (rich). Each kernel gets a summary line (its global
+accesses by width), then each finding its Python code frame, the CUDA lines the statement produced,
+and the fix title. Colour only when the output is a terminal; rich decides from `out.isatty()` and
+honours NO_COLOR / FORCE_COLOR."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import TextIO
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
-from tl_inspect.model import RunResult
+from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
+from tl_inspect.reports.common import SourceCache, file_groups, plural, severity_counts
 
-_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+GUTTER = "blue"
+MAX_SPAN_LINES = 6
+MAX_CUDA_LINES = 6
+MAX_CUDA_WIDTH = 140
 
 
 @reporter("full")
 def write_full(run: RunResult, out: TextIO) -> None:
-    console = Console(file=out, highlight=False, soft_wrap=True)
-    for file in run.files:
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    sources = SourceCache()
+    failed = 0
+    for file, reports in file_groups(run):
         if file.error:
-            console.print(f"[bold red]error[/] {escape(file.path)}: {escape(file.error)}")
+            failed += 1
+            console.print(_problem(f"{file.path}: could not import the file", file.error))
         for note in file.notes:
-            console.print(f"[dim]note[/] {escape(file.path)}: {escape(note)}")
-    for report in run.reports:
-        k = report.kernel
-        where = f"{k.file}:{k.line}" if k.line else k.file
-        if k.status != "ok":
-            console.print(f"[bold red]error[/] {escape(where)} kernel {escape(k.name)}: {escape(k.error or '')}")
-            continue
-        s = k.access_summary()
-        console.print(f"[bold]{escape(k.name)}[/] {escape(where)}  global accesses: "
-                      f"[green]{s['128-bit']} 128-bit[/], [yellow]{s['narrow']} narrower[/], "
-                      f"[red]{s['scalar']} scalar[/]")
-        for f in report.findings:
-            style = _SEVERITY_STYLE.get(f.severity, "")
-            console.print(f"  {escape(f.file)}:{f.line}: [{style}]{f.rule}[/] [{escape(f.slug)}] "
-                          f"{escape(f.message)}")
-            console.print(f"    fix: {escape(f.fix)}")
-    total = len(run.findings)
-    console.print(f"{len(run.reports)} kernel(s), {total} finding(s)")
+            console.print(Text.assemble(("note", "dim"), f" {file.path}: {note}"))
+        for report in reports:
+            k = report.kernel
+            where = f"{k.file}:{k.line}" if k.line else k.file
+            if k.status != "ok":
+                failed += 1
+                console.print(_problem(f"{where}: kernel {k.name} could not be compiled", k.error or ""))
+                continue
+            console.print(_kernel_line(report, where))
+            for finding in report.findings:
+                console.print(_finding(finding, k, sources))
+    console.print(_totals(run, failed))
+
+
+def _problem(what: str, cause: str) -> Text:
+    return Text.assemble(("error", SEVERITY_STYLE["error"]), f" {what}: ", cause)
+
+
+def _kernel_line(report, where: str) -> Text:
+    s = report.kernel.access_summary()
+    return Text.assemble(
+        (report.kernel.name, "bold"), f"  {where}  vector accesses: ",
+        (f"{s['128-bit']} 128-bit", "green"), " / ", (f"{s['narrow']} narrower", "yellow"), " / ",
+        (f"{s['scalar']} scalar", "red"), f"  {plural(len(report.findings), 'finding')}",
+    )
+
+
+def _finding(f: Finding, kernel, sources: SourceCache) -> Text:
+    style = SEVERITY_STYLE.get(f.severity, "bold")
+    end = max(f.end_line or f.line, f.line)
+    span = list(range(f.line, min(end, f.line + MAX_SPAN_LINES - 1) + 1))
+    frame = [(n, sources.line(f.file, n)) for n in [f.line - 1, *span]]
+    frame = [(n, text) for n, text in frame if text is not None]
+    cuda_source = kernel.source.splitlines()
+    cuda = [(n, cuda_source[n - 1]) for n in f.cuda_lines if 0 < n <= len(cuda_source)]
+    shown_cuda = cuda[:MAX_CUDA_LINES]
+    width = len(str(max([n for n, _ in frame + shown_cuda] or [f.line])))
+    bar = " " * width + " |"
+    note = " " * width + " = "
+
+    text = Text()
+    text.append(f.severity, style)
+    text.append(f" {f.rule} [{f.slug}] {f.message}\n", "bold")
+    text.append(" " * width + "--> ", GUTTER)
+    text.append(f"{f.file}:{f.line}:{f.col}  kernel {kernel.name}\n")
+    text.append(bar + "\n", GUTTER)
+    for number, line in frame:
+        text.append(f"{number:>{width}} | ", GUTTER)
+        text.append(line + "\n")
+        if number in span and line.strip():
+            start = f.col - 1 if number == f.line else len(line) - len(line.lstrip())
+            start = min(max(start, 0), len(line.rstrip()) - 1)
+            text.append(bar + " ", GUTTER)
+            text.append(" " * start + "^" * (len(line.rstrip()) - start) + "\n", style)
+    if not frame:
+        text.append(bar + " ", GUTTER)
+        text.append("(source not available)\n", "dim")
+        text.append(bar + "\n", GUTTER)
+    text.append(note, GUTTER)
+    if not cuda:
+        text.append("CUDA: no generated line comes from this statement\n", "magenta")
+    else:
+        text.append(f"CUDA: {plural(len(cuda), 'line')} generated from this statement\n", "magenta")
+        body = textwrap.dedent("\n".join(line for _, line in shown_cuda)).splitlines()
+        for (number, _), line in zip(shown_cuda, body):
+            if len(line) > MAX_CUDA_WIDTH:
+                line = line[:MAX_CUDA_WIDTH - 1] + "…"
+            text.append(f"{number:>{width}} | ", "magenta")
+            text.append(line + "\n")
+        if len(cuda) > len(shown_cuda):
+            text.append(note, GUTTER)
+            text.append(f"… {plural(len(cuda) - len(shown_cuda), 'more CUDA line')} (--html shows them all)\n",
+                        "dim")
+    text.append(note, GUTTER)
+    text.append("fix: ", "bold green")
+    text.append(f.fix + "\n")  # a blank line after each finding
+    return text
+
+
+def _totals(run: RunResult, failed: int) -> Text:
+    counts = severity_counts(run.findings)
+    files = len(run.files) or len({r.kernel.file for r in run.reports})
+    text = Text(f"Checked {plural(len(run.reports), 'kernel')} in {plural(files, 'file')}: "
+                f"{plural(len(run.findings), 'finding')}")
+    if run.findings:
+        parts = [plural(n, severity) for severity, n in counts.items() if n]
+        text.append(f" ({', '.join(parts)})")
+    if failed:
+        text.append("; ")
+        text.append(f"{failed} could not be inspected", SEVERITY_STYLE["error"])
+    return text

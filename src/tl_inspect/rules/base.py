@@ -38,6 +38,18 @@ class Example:
         return textwrap.dedent(self.code).lstrip("\n")
 
 
+@functools.lru_cache(maxsize=8)
+def parse_source(text: str):
+    """Parsed once per file, not once per kernel and rule: a file often holds many kernels."""
+    import libcst
+    from libcst.metadata import MetadataWrapper
+
+    try:
+        return MetadataWrapper(libcst.parse_module(text))
+    except libcst.ParserSyntaxError:
+        return None
+
+
 class RuleContext:
     """What a rule may read about one kernel, plus `report` to build findings."""
 
@@ -51,13 +63,10 @@ class RuleContext:
     def source_lines(self) -> list[str]:
         return self.source_text.splitlines()
 
-    @functools.cached_property
+    @property
     def cst(self):
-        """The user's file as a libcst module wrapped for position metadata."""
-        import libcst
-        from libcst.metadata import MetadataWrapper
-
-        return MetadataWrapper(libcst.parse_module(self.source_text))
+        """The user's file as a libcst module wrapped for position metadata, None if libcst cannot parse it."""
+        return parse_source(self.source_text)
 
     def line_text(self, line: int) -> str:
         lines = self.source_lines

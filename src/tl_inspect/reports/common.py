@@ -1,0 +1,117 @@
+"""What several reporters need: files with their kernel reports, the rule table, the user's source
+lines and repository-relative paths. Plain lookups and grouping only; reporters never analyse."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    slug: str
+    severity: str
+    summary: str
+    documentation: str
+    fix: str
+
+
+def file_groups(run: RunResult) -> list[tuple[FileResult, list[KernelReport]]]:
+    """Each inspected file with the reports of the kernels it produced, in run order.
+
+    A kernel's `file` is the file that defines its code, which differs from the inspected file when
+    a kernel comes from an imported helper module, so kernels are matched to files by identity. A
+    report whose kernel belongs to no file (a hand-built run) gets a file entry of its own."""
+    groups = [(file, []) for file in run.files]
+    owner = {id(kernel): index for index, (file, _) in enumerate(groups) for kernel in file.kernels}
+    orphans: dict[str, int] = {}
+    for report in run.reports:
+        index = owner.get(id(report.kernel))
+        if index is None:
+            path = report.kernel.file
+            if path not in orphans:
+                orphans[path] = len(groups)
+                groups.append((FileResult(path=path), []))
+            index = orphans[path]
+        groups[index][1].append(report)
+    return groups
+
+
+def rule_table(run: RunResult) -> list[RuleInfo]:
+    """The selected rules, then any rule that only appears in findings, sorted by code."""
+    table: dict[str, RuleInfo] = {}
+    for rule in run.rules:
+        table[rule.code] = RuleInfo(rule.code, rule.slug, rule.severity, rule.summary(),
+                                    rule.documentation(), rule.fix)
+    for finding in run.findings:
+        if finding.rule not in table:
+            table[finding.rule] = RuleInfo(finding.rule, finding.slug, finding.severity, finding.slug, "",
+                                           finding.fix)
+    return sorted(table.values(), key=lambda rule: rule.code)
+
+
+def severity_counts(findings) -> dict[str, int]:
+    counts = {severity: 0 for severity in reversed(SEVERITIES)}
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    return counts
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
+
+
+class SourceCache:
+    """The user's files as lines, read once per run; None for a file that cannot be read."""
+
+    def __init__(self):
+        self._lines: dict[str, list[str] | None] = {}
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    self._lines[path] = f.read().splitlines()
+            except OSError:
+                self._lines[path] = None
+        return self._lines[path]
+
+    def line(self, path: str, number: int) -> str | None:
+        lines = self.lines(path)
+        if lines is None or not 0 < number <= len(lines):
+            return None
+        return lines[number - 1]
+
+
+def repository_root(start: str | None = None) -> str:
+    """The nearest folder above `start` (default: the working directory) holding `.git` (a folder, or a
+    file in a worktree); the working directory itself when there is none."""
+    here = os.path.abspath(start or os.getcwd())
+    folder = here
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return here
+        folder = parent
+
+
+def relative_path(path: str, root: str) -> str | None:
+    """`path` relative to `root` with forward slashes, or None when it lies outside `root`."""
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, root)
+    except ValueError:  # another drive on Windows
+        return None
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return None
+    return relative.replace(os.sep, "/")
+
+
+def one_line(text: str) -> str:
+    """Messages are meant to be one line; formats that are line-based keep them so."""
+    return " ".join(text.split())

@@ -1,0 +1,26 @@
+"""`--format concise`: one line per finding, `path:line:col: CODE [slug] message`, for grep and editors.
+
+Files and kernels that could not be inspected get a line of the same `path:line:col:` shape, so an
+editor's error list shows them too."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from tl_inspect.model import RunResult
+from tl_inspect.reports import reporter
+from tl_inspect.reports.common import file_groups, one_line
+
+
+@reporter("concise")
+def write_concise(run: RunResult, out: TextIO) -> None:
+    for file, reports in file_groups(run):
+        if file.error:
+            out.write(f"{file.path}:1:1: error: could not import the file: {one_line(file.error)}\n")
+        for report in reports:
+            k = report.kernel
+            if k.status != "ok":
+                out.write(f"{k.file}:{k.line or 1}:1: error: kernel {one_line(k.name)} could not be "
+                          f"compiled: {one_line(k.error or 'unknown error')}\n")
+            for f in report.findings:
+                out.write(f"{f.file}:{f.line}:{f.col}: {f.rule} [{f.slug}] {one_line(f.message)}\n")

@@ -1,0 +1,53 @@
+"""`--format github`: GitHub Actions workflow commands, one annotation per line.
+
+`::error file=F,line=L,endLine=E,col=C,title=T::message`; the encoding is the runner's own (actions/
+toolkit `command.ts`): `%`, CR and LF in the message, and also `:` and `,` in property values."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from tl_inspect.model import RunResult
+from tl_inspect.reports import reporter
+from tl_inspect.reports.common import file_groups, relative_path, repository_root
+
+COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(command: str, message: str, **properties) -> str:
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items()
+                     if value is not None)
+    return f"::{command} {props}::{escape_data(message)}"
+
+
+@reporter("github")
+def write_github(run: RunResult, out: TextIO) -> None:
+    root = repository_root()
+
+    def path(p: str) -> str:
+        # annotations attach to repository paths; a file outside the checkout keeps its absolute path
+        return relative_path(p, root) or p
+
+    for file, reports in file_groups(run):
+        if file.error:
+            out.write(annotation("error", file.error, file=path(file.path), line=1,
+                                 title="tl-inspect: could not import the file") + "\n")
+        for report in reports:
+            k = report.kernel
+            if k.status != "ok":
+                out.write(annotation("error", k.error or "unknown error", file=path(k.file), line=k.line or 1,
+                                     title=f"tl-inspect: kernel {k.name} could not be compiled") + "\n")
+            for f in report.findings:
+                out.write(annotation(
+                    COMMAND.get(f.severity, "warning"), f"{f.message}\nfix: {f.fix}",
+                    file=path(f.file), line=f.line, endLine=f.end_line or f.line, col=f.col,
+                    title=f"{f.rule} {f.slug}",
+                ) + "\n")

@@ -1,0 +1,321 @@
+"""`--html DIR`: a static, self-contained report (coverage.py's structure, opt-viewer's interleaving).
+
+DIR/index.html lists files and kernels; DIR/<kernel page>.html shows the Python file with each finding
+as a row under its line, the generated CUDA beside it, linked both ways through the inspector's line
+map, and the kernel's layouts; DIR/rules/<slug>.html holds each rule's documentation so the 'why'
+links work offline; DIR/assets/ holds the CSS and JS under content-hashed names.
+
+The page data is built first as plain dataclasses, then rendered by jinja2 templates with autoescape
+on; templates hold no logic beyond loops and conditions. No data travels inside <script>: the JS
+reads `data-` attributes, so hostile names and source text only ever meet HTML escaping."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markdown_it import MarkdownIt
+
+from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, Layout, RunResult
+from tl_inspect.reports.common import SourceCache, file_groups, plural, rule_table, severity_counts
+from tl_inspect.reports.json_report import MODULE_ENTRY
+
+ASSET_NAMES = ("report.css", "report.js")
+GRID_WRAP = 64  # a long 1-D fragment is drawn as rows of this many elements
+GRID_MAX_WIDTH = 512
+GRID_MAX_HEIGHT = 384
+GOLDEN_ANGLE = 137.508  # successive threads get far-apart hues
+
+
+@dataclass(frozen=True)
+class FindingView:
+    number: int  # 1-based, in page order; the anchor is finding-<number>
+    rule: str
+    slug: str
+    severity: str
+    message: str
+    fix: str
+    line: int
+    end_line: int
+    cuda: tuple
+    doc_href: str
+    bits: str
+
+
+@dataclass(frozen=True)
+class PyLine:
+    number: int
+    text: str
+    cuda: tuple  # CUDA lines this Python line produced
+    findings: tuple = ()
+    is_def: bool = False
+
+
+@dataclass(frozen=True)
+class CudaLine:
+    number: int
+    text: str
+    py: int | None
+
+
+@dataclass(frozen=True)
+class GridView:
+    width: int
+    height: int
+    rows: int
+    cols: int
+    paths: tuple  # (thread, colour, svg path data): one path per thread keeps a 64x64 grid small
+    caption: str
+
+
+@dataclass(frozen=True)
+class LayoutView:
+    kind: str
+    name: str
+    scope: str
+    line: int | None
+    layout_type: str
+    input_shape: str
+    output_shape: str
+    thread: str
+    index: str
+    replicate: int
+    thread_size: int
+    grid: GridView | None
+
+
+@dataclass(frozen=True)
+class KernelPage:
+    href: str
+    name: str
+    file: str
+    line: int | None
+    arch: str
+    status: str
+    error: str | None
+    discovered_as: str
+    vector: dict
+    counts: dict
+    py_lines: tuple
+    source_missing: bool
+    stray: tuple  # findings that cannot sit under a line of the shown source
+    cuda_lines: tuple
+    layouts: tuple
+    layout_text: str
+    warnings: tuple
+    findings_total: int
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    file: str
+    name: str
+    href: str | None
+    status: str
+    error: str | None
+    counts: dict
+    findings_total: int
+    vector: dict | None
+
+
+@dataclass(frozen=True)
+class RulePage:
+    href: str
+    code: str
+    slug: str
+    severity: str
+    summary: str
+    body: str  # HTML rendered from the rule's markdown with raw HTML disabled, so it is safe
+    fix: str
+
+
+@dataclass
+class Site:
+    rows: list = field(default_factory=list)
+    kernels: list = field(default_factory=list)
+    rules: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # (file, note)
+
+
+# ---------------------------------------------------------------- plain data
+
+def safe_name(text: str, limit: int = 48) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.")[:limit] or "x"
+
+
+def kernel_href(inspected: str, kernel: KernelArtifact) -> str:
+    """Stable across runs (bookmarks keep working) and unique for a kernel that several inspected
+    files import from one helper module."""
+    digest = hashlib.sha256(f"{inspected}\0{kernel.file}\0{kernel.name}".encode()).hexdigest()[:10]
+    stem = os.path.splitext(os.path.basename(kernel.file))[0]
+    return f"k_{safe_name(stem, 32)}_{safe_name(kernel.name)}_{digest}.html"
+
+
+def rule_href(slug: str) -> str:
+    return f"rules/{safe_name(slug, 80)}.html"
+
+
+def build_site(run: RunResult) -> Site:
+    site = Site()
+    sources = SourceCache()
+    site.rules = [_rule_page(rule) for rule in rule_table(run)]
+    for file, reports in file_groups(run):
+        site.notes.extend((file.path, note) for note in file.notes)
+        if file.error:
+            site.rows.append(IndexRow(file.path, MODULE_ENTRY, None, "error", file.error,
+                                      severity_counts(()), 0, None))
+        for report in reports:
+            page = build_kernel_page(report, kernel_href(file.path, report.kernel), sources)
+            site.kernels.append(page)
+            site.rows.append(IndexRow(file.path, page.name, page.href, page.status, page.error,
+                                      page.counts, page.findings_total,
+                                      page.vector if page.status == "ok" else None))
+    return site
+
+
+def build_kernel_page(report: KernelReport, href: str, sources: SourceCache) -> KernelPage:
+    k = report.kernel
+    source = sources.lines(k.file)
+    py_to_cuda: dict[int, list[int]] = {}
+    for index, py in enumerate(k.line_map):
+        if py is not None:
+            py_to_cuda.setdefault(py, []).append(index + 1)
+    cuda_text = k.source.splitlines()
+    cuda_lines = tuple(CudaLine(n, text, k.line_map[n - 1] if n <= len(k.line_map) else None)
+                       for n, text in enumerate(cuda_text, 1))
+
+    ordered = sorted(report.findings, key=lambda f: (f.line, f.col))
+    placed: dict[int, list[Finding]] = {}
+    stray = []
+    for f in ordered:
+        if source is not None and f.file == k.file and 0 < f.line <= len(source):
+            placed.setdefault(f.line, []).append(f)
+        else:
+            stray.append(f)
+    # number findings in page order: stray ones sit above the source
+    numbers = {id(f): n for n, f in enumerate(stray + [f for line in sorted(placed) for f in placed[line]], 1)}
+    py_lines = tuple(
+        PyLine(n, text, tuple(py_to_cuda.get(n, ())),
+               tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in placed.get(n, ())),
+               n == k.line)
+        for n, text in enumerate(source or (), 1)
+    )
+    return KernelPage(
+        href=href, name=k.name, file=k.file, line=k.line, arch=k.arch, status=k.status, error=k.error,
+        discovered_as=k.discovered_as, vector=k.access_summary(), counts=severity_counts(report.findings),
+        py_lines=py_lines, source_missing=source is None,
+        stray=tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in stray),
+        cuda_lines=cuda_lines, layouts=tuple(_layout_view(layout) for layout in k.layouts),
+        layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
+    )
+
+
+def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
+    bits = f"{f.emitted_bits} of {f.expected_bits} bits" if f.expected_bits is not None else ""
+    return FindingView(
+        number=number, rule=f.rule, slug=f.slug,
+        severity=f.severity if f.severity in SEVERITIES else "info", message=f.message, fix=f.fix,
+        line=f.line, end_line=max(f.end_line or f.line, f.line),
+        cuda=tuple(n for n in f.cuda_lines if 0 < n <= cuda_count), doc_href=rule_href(f.slug), bits=bits,
+    )
+
+
+def _shape(shape) -> str:
+    return " × ".join(str(n) for n in shape) if shape else "scalar"
+
+
+def _layout_view(layout: Layout) -> LayoutView:
+    return LayoutView(
+        kind=layout.kind, name=layout.name, scope=layout.scope, line=layout.line,
+        layout_type=layout.layout_type, input_shape=_shape(layout.input_shape),
+        output_shape=_shape(layout.output_shape), thread=layout.thread, index=", ".join(layout.index),
+        replicate=layout.replicate, thread_size=layout.thread_size, grid=thread_grid_view(layout),
+    )
+
+
+def thread_colour(thread: int) -> str:
+    return f"hsl({round(thread * GOLDEN_ANGLE) % 360}, 65%, 62%)"
+
+
+def thread_grid_view(layout: Layout) -> GridView | None:
+    """The thread that owns each element, as coloured cells; a long 1-D fragment wraps into rows."""
+    grid = [list(row) for row in layout.thread_grid or () if row]
+    if not grid:
+        return None
+    caption = f"{_shape(layout.input_shape)} elements, coloured by owning thread"
+    if len(grid) == 1 and len(grid[0]) > GRID_WRAP:
+        flat = grid[0]
+        grid = [flat[i:i + GRID_WRAP] for i in range(0, len(flat), GRID_WRAP)]
+        caption += f"; 1-D, drawn {GRID_WRAP} elements per row"
+    cols = max(len(row) for row in grid)
+    cell = max(3, min(16, GRID_MAX_WIDTH // cols, GRID_MAX_HEIGHT // len(grid)))
+    cells: dict[int, list[str]] = {}
+    for y, row in enumerate(grid):
+        for x, thread in enumerate(row):
+            cells.setdefault(int(thread), []).append(f"M{x * cell} {y * cell}h{cell}v{cell}h-{cell}z")
+    paths = tuple((thread, thread_colour(thread), "".join(parts)) for thread, parts in sorted(cells.items()))
+    return GridView(width=cols * cell, height=len(grid) * cell, rows=len(grid), cols=cols,
+                    paths=paths, caption=caption)
+
+
+def _rule_page(rule) -> RulePage:
+    body = MarkdownIt("commonmark", {"html": False}).render(rule.documentation) if rule.documentation else ""
+    return RulePage(href=rule_href(rule.slug), code=rule.code, slug=rule.slug, severity=rule.severity,
+                    summary=rule.summary, body=body, fix=rule.fix)
+
+
+# ---------------------------------------------------------------- rendering
+
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("tl_inspect.reports", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      keep_trailing_newline=True)
+    env.filters["plural"] = plural
+    env.filters["spaced"] = lambda numbers: " ".join(str(n) for n in numbers)
+    return env
+
+
+def copy_assets(directory: str) -> dict[str, str]:
+    """Copy each asset once under a content-hashed name; return name -> path relative to DIR."""
+    folder = os.path.join(directory, "assets")
+    os.makedirs(folder, exist_ok=True)
+    hrefs = {}
+    for name in ASSET_NAMES:
+        data = resources.files("tl_inspect.reports").joinpath("assets", name).read_bytes()
+        stem, ext = os.path.splitext(name)
+        hashed = f"{stem}.{hashlib.sha256(data).hexdigest()[:12]}{ext}"
+        target = os.path.join(folder, hashed)
+        if not os.path.exists(target):
+            with open(target, "wb") as f:
+                f.write(data)
+        hrefs[stem + ext.replace(".", "_")] = f"assets/{hashed}"
+    return hrefs
+
+
+def write_html(run: RunResult, directory: str) -> list[str]:
+    """Write the report; return the pages written, index first."""
+    site = build_site(run)
+    env = _environment()
+    os.makedirs(os.path.join(directory, "rules"), exist_ok=True)
+    common = {"assets": copy_assets(directory), "version": run.version, "arch": run.arch}
+    written = []
+
+    def render(template: str, path: str, root: str, **context) -> None:
+        text = env.get_template(template).render(root=root, **common, **context)
+        target = os.path.join(directory, path)
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+        written.append(target)
+
+    totals = severity_counts(run.findings)
+    render("index.html", "index.html", "", site=site, totals=totals, findings_total=len(run.findings),
+           failed=sum(1 for row in site.rows if row.status != "ok"))
+    for page in site.kernels:
+        render("kernel.html", page.href, "", page=page)
+    for rule in site.rules:
+        render("rule.html", rule.href, "../", rule=rule)
+    return written

@@ -1,0 +1,124 @@
+"""`--format sarif`: SARIF 2.1.0 for GitHub code scanning.
+
+One run: the rule table in `tool.driver.rules`, one result per finding with a repository-relative
+location, and files or kernels that could not be inspected as tool execution notifications (they are
+not findings of a rule, and code scanning shows them as tool errors)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pathlib
+from typing import TextIO
+
+from tl_inspect.model import RunResult
+from tl_inspect.reports import reporter
+from tl_inspect.reports.common import (
+    SourceCache, file_groups, relative_path, repository_root, rule_table,
+)
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SOURCE_ROOT = "%SRCROOT%"
+LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+FINGERPRINT = "tlInspectFinding/v1"
+
+
+def _artifact_location(path: str, root: str) -> dict:
+    relative = relative_path(path, root)
+    if relative is not None:
+        return {"uri": relative, "uriBaseId": SOURCE_ROOT}
+    return {"uri": pathlib.Path(path).resolve().as_uri()}
+
+
+def _rule_entry(rule) -> dict:
+    # the first paragraph of prose: the docs open with a "What it does" heading, which says nothing alone
+    body = "\n".join(line for line in rule.documentation.splitlines() if not line.lstrip().startswith("#"))
+    paragraphs = [p for p in body.split("\n\n") if p.strip()]
+    description = " ".join(paragraphs[0].split()) if paragraphs else rule.summary
+    help_text = "\n\n".join(part for part in (rule.summary, rule.documentation, f"Fix: {rule.fix}") if part)
+    return {
+        "id": rule.code,
+        "name": rule.slug,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": description},
+        "help": {"text": help_text, "markdown": help_text},
+        "defaultConfiguration": {"level": LEVEL.get(rule.severity, "warning")},
+        "properties": {"tags": ["tilelang", "performance"]},
+    }
+
+
+def as_sarif(run: RunResult, root: str | None = None) -> dict:
+    root = root or repository_root()
+    rules = rule_table(run)
+    rule_index = {rule.code: index for index, rule in enumerate(rules)}
+    sources = SourceCache()
+    seen: dict[str, int] = {}
+    results = []
+    notifications = []
+    for file, reports in file_groups(run):
+        if file.error:
+            notifications.append(_notification(file.error, file.path, 1, root))
+        for report in reports:
+            k = report.kernel
+            if k.status != "ok":
+                notifications.append(_notification(f"kernel {k.name} could not be compiled: {k.error}",
+                                                   k.file, k.line or 1, root))
+            for f in report.findings:
+                location = _artifact_location(f.file, root)
+                # the statement's text, not its line number, so the alert survives edits above it
+                statement = " ".join((sources.line(f.file, f.line) or f"line {f.line}").split())
+                key = "\0".join((f.rule, location["uri"], f.kernel, statement))
+                seen[key] = seen.get(key, 0) + 1
+                digest = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()[:32]
+                results.append({
+                    "ruleId": f.rule,
+                    "ruleIndex": rule_index[f.rule],
+                    "level": LEVEL.get(f.severity, "warning"),
+                    "message": {"text": f"{f.message}\nFix: {f.fix}"},
+                    "locations": [{
+                        "physicalLocation": {
+                            "artifactLocation": location,
+                            "region": _region(f.line, f.end_line, f.col),
+                        },
+                        "logicalLocations": [{"name": f.kernel or k.name, "kind": "function"}],
+                    }],
+                    "partialFingerprints": {FINGERPRINT: digest},
+                    "properties": {"slug": f.slug, "fix": f.fix, "kernel": f.kernel or k.name,
+                                   "cudaLines": list(f.cuda_lines)},
+                })
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": SARIF_VERSION,
+        "runs": [{
+            "tool": {"driver": {"name": "tl-inspect", "version": run.version, "semanticVersion": run.version,
+                                "rules": [_rule_entry(rule) for rule in rules]}},
+            "originalUriBaseIds": {SOURCE_ROOT: {"uri": pathlib.Path(root).resolve().as_uri() + "/"}},
+            "invocations": [{"executionSuccessful": not notifications,
+                             "toolExecutionNotifications": notifications}],
+            "results": results,
+            "columnKind": "unicodeCodePoints",
+            "properties": {"arch": run.arch},
+        }],
+    }
+
+
+def _region(line: int, end_line: int | None, col: int) -> dict:
+    # SARIF counts from 1; a finding built from bad data must still give a valid document
+    start = max(line, 1)
+    return {"startLine": start, "startColumn": max(col, 1), "endLine": max(end_line or start, start)}
+
+
+def _notification(message: str, path: str, line: int, root: str) -> dict:
+    return {
+        "level": "error",
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(path, root),
+                                            "region": {"startLine": max(line, 1)}}}],
+    }
+
+
+@reporter("sarif")
+def write_sarif(run: RunResult, out: TextIO) -> None:
+    json.dump(as_sarif(run), out, indent=2)
+    out.write("\n")

@@ -1,0 +1,107 @@
+"""The HTML report in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright),
+opened from file:// as a user would open it offline.
+
+With TL_INSPECT_UPDATE_SNAPSHOTS=1 the screenshot this test takes also replaces docs/kernel-page.png,
+the picture in the README."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from report_data import KERNELS_FILE, ROOT, UPDATE_SNAPSHOTS, report_run  # noqa: F401  (a fixture)
+from tl_inspect.reports.html import kernel_href, write_html
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+README_SCREENSHOT = os.path.join(ROOT, "docs", "kernel-page.png")
+
+
+@pytest.fixture
+def page(tmp_path):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) is not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 860})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("requestfailed", lambda request: errors.append(f"request failed: {request.url}"))
+            yield page
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def classes(page, selector: str) -> set[str]:
+    return set(page.get_attribute(selector, "class").split())
+
+
+def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    report = tmp_path / "report"
+    write_html(report_run, str(report))
+    add = next(r.kernel for r in report_run.reports if r.kernel.name == "add_2047")
+    page.goto((report / kernel_href(KERNELS_FILE, add)).as_uri())
+
+    # Python line 15 produced CUDA line 21 (the inspector's line map); the other CUDA lines stay plain
+    page.click("#py-15", position={"x": 60, "y": 6})
+    assert "sel" in classes(page, "#py-15")
+    assert "hl" in classes(page, "#cu-21")
+    assert "hl" not in classes(page, "#cu-20")
+
+    # and back: CUDA line 21 highlights Python line 15
+    page.click("#py-1", position={"x": 60, "y": 6})
+    assert "hl" not in classes(page, "#cu-21")
+    page.click("#cu-21", position={"x": 60, "y": 6})
+    assert "hl" in classes(page, "#py-15") and "sel" in classes(page, "#cu-21")
+
+    # j walks the findings in page order, k walks back
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.id") == "finding-1"
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.id") == "finding-2"
+    assert "current" in classes(page, "#finding-2")
+    assert "hl" in classes(page, "#py-15") and "hl" in classes(page, "#cu-21")
+    assert page.is_visible("#cu-21")
+    page.screenshot(path=str(tmp_path / "kernel-page.png"))
+    if UPDATE_SNAPSHOTS:
+        os.makedirs(os.path.dirname(README_SCREENSHOT), exist_ok=True)
+        shutil.copyfile(tmp_path / "kernel-page.png", README_SCREENSHOT)
+    page.keyboard.press("k")
+    assert page.evaluate("document.activeElement.id") == "finding-1"
+    assert "hl" in classes(page, "#cu-20") and "hl" not in classes(page, "#cu-21")
+
+    # ? opens the help, Escape closes it, u goes up to the index
+    page.keyboard.press("?")
+    assert page.evaluate("document.getElementById('help').open")
+    page.keyboard.press("Escape")
+    assert not page.evaluate("document.getElementById('help').open")
+    page.keyboard.press("u")
+    page.wait_for_url("**/index.html")
+    assert (tmp_path / "kernel-page.png").stat().st_size > 10_000
+
+
+def test_index_sorts_and_filters(report_run, tmp_path, page, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    write_html(report_run, str(tmp_path))
+    page.goto((tmp_path / "index.html").as_uri())
+    kernels = "Array.from(document.querySelectorAll('#kernels tbody tr:not([hidden]) td:nth-child(2)'))" \
+              ".map(td => td.textContent.trim())"
+    page.click("th:has-text('scalar')")
+    page.click("th:has-text('scalar')")  # descending
+    assert page.evaluate(kernels)[0] == "add_2047"
+    page.fill("#filter", "add_")
+    assert sorted(page.evaluate(kernels)) == ["add_2047", "add_2048"]
+    page.fill("#filter", "")
+    page.select_option("#show", "error")
+    assert sorted(page.evaluate(kernels)) == ["<module>", "broken"]
+    page.select_option("#show", "findings")
+    assert len(page.evaluate(kernels)) == 2
+    page.fill("#filter", "no such kernel")
+    assert page.is_visible("#no-match")
