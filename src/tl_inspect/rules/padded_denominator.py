@@ -55,8 +55,9 @@ class PaddedDenominator(Rule):
     ## Why is this wrong?
     The padding contributes zeros to the sum but the denominator still counts it, so the mean, the
     variance and the `rsqrt` of LayerNorm/RMSNorm come out scaled by `N / block_N` (for N = 1000 in a
-    1024 tile, every mean is 2.3 % too small, as measured on an H200). The kernel runs and the error is silent. In CUDA the length
-    is folded into a constant (`s[0] / 0x1p+10f`), so the mistake is only visible in the source.
+    1024 tile, every mean is 2.3 % too small, as measured on an H200). The kernel runs and the error
+    is silent. In CUDA the length is folded into a constant (`s[0] / 0x1p+10f`), so the mistake is
+    only visible in the source.
 
     ## Example
     ```python
