@@ -1,0 +1,194 @@
+"""TLV002 lane-dependent-predicate: a bounds check that varies inside a vector group, forcing scalar code."""
+
+from __future__ import annotations
+
+from tl_inspect.rules.base import Example, Rule, RuleContext
+from tl_inspect.vectorization import analyse, scalar_loop_cause
+
+
+class LaneDependentPredicate(Rule):
+    """Bounds check that varies inside a vector group, so the loop runs one element at a time.
+
+    What it does
+    ------------
+    Finds guarded loops whose guard is true for some lanes of a vector group and false for others:
+
+    * after `tl.VectorizeLoop`, a serial `*_s` loop (the vectorizer's scalar fallback) whose `if` or
+      `T.if_then_else` condition uses that loop variable, e.g. `if bx * 1024 + tx * 8 + i_s < 2047`
+      inside an 8-wide group. The bounds check is often not in the user's code at all: tilelang adds it
+      when the extent (2047, or a run-time `T.dynamic("N")`) is not a multiple of the vector width;
+    * a `T.Parallel` loop whose own `if` or `T.if_then_else` compares the innermost variable with a
+      bound that is not a multiple of the vector width, which makes the planner pick one lane.
+
+    The finding sits on each load/store statement under the check and names the predicate, the bound,
+    the vector width and the fix. A bound that is a multiple of the width is clean: tilelang hoists
+    the check to thread level and keeps the 128-bit accesses (N=4104 with 8 x fp16 lanes).
+
+    Why is this slow?
+    -----------------
+    Every lane is loaded, tested and stored on its own, inside a serial loop. Measured on one H200
+    (shared/facts/h200-impact.md): fp16 add over N=2^28 elements runs at 4153 GB/s; with N=2^28-1 the
+    lane-dependent check makes it scalar and it runs at 1441 GB/s, 2.88x slower, for one missing
+    element.
+
+    Example
+    -------
+    ```python
+    N = 2047                                  # or N = T.dynamic("N")
+    for i in T.Parallel(1024):                # 8 fp16 per thread; check `... + i_s < 2047` per lane
+        C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
+    ```
+
+    Use instead
+    -----------
+    Pad the data to a multiple of the vector width (N=2048) and ignore the padding, or split the
+    loop into an aligned body and a separate tail. For a run-time length that is always a multiple of
+    the width, state it: `T.assume(N % 8 == 0)` restores the `uint4` accesses (verified with
+    tilelang 0.1.15).
+
+    References
+    ----------
+    * shared/facts/h200-impact.md (N=2^28 vs 2^28-1: 4153 vs 1441 GB/s)
+    * shared/facts/tilelang-0.1.15.md, sections B.2 (LegalizeSafeMemoryAccess adds the check,
+      VectorizeLoop scalarizes into `*_s`), B.6 (N=2048 vs 2047 vs 4104 TIR), G.2 (signature)
+    """
+
+    code = "TLV002"
+    slug = "lane-dependent-predicate"
+    severity = "warning"
+    kind = "ir"
+    fix = "Pad the length to a multiple of the vector width, or split the loop into an aligned body and a tail"
+
+    BAD = [
+        Example('''
+            import tilelang.language as T
+
+
+            def add(N, block=1024):
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] + B[bx * block + i]  # expect: lane-dependent-predicate
+
+                return main
+
+
+            add_2047 = add(2047)
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def scale(block=1024):
+                N = T.dynamic("N")
+
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.bfloat16), C: T.Tensor((N,), T.bfloat16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] * 2  # expect: lane-dependent-predicate
+
+                return main
+
+
+            scale_dynamic = scale()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def relu(N=100000, block=512):
+                @T.prim_func
+                def main(X: T.Tensor((N,), T.float32), Y: T.Tensor((N,), T.float32)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        x = T.alloc_fragment((block,), T.float32)
+                        for i in T.Parallel(block):
+                            x[i] = T.if_then_else(bx * block + i < N - 1, X[bx * block + i], 0.0)  # expect: lane-dependent-predicate
+                        for i in T.Parallel(block):
+                            if bx * block + i < N - 1:
+                                Y[bx * block + i] = T.max(x[i], 0.0)  # expect: lane-dependent-predicate
+
+                return main
+
+
+            relu_all_but_last = relu()
+        '''),
+    ]
+    GOOD = [
+        Example('''
+            import tilelang.language as T
+
+
+            def add(N, block=1024):
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+
+                return main
+
+
+            add_2048 = add(2048)
+            # 4104 = 513 x 8: the check is hoisted to thread level and the accesses stay 128-bit
+            add_4104 = add(4104)
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def scale(block=1024):
+                N = T.dynamic("N")
+
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.bfloat16), C: T.Tensor((N,), T.bfloat16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        T.assume(N % 8 == 0)
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] * 2
+
+                return main
+
+
+            scale_dynamic_aligned = scale()
+        '''),
+    ]
+
+    def check(self, ctx: RuleContext) -> None:
+        vectors = analyse(ctx.kernel)
+        reported: set[int] = set()
+        for loop in vectors.scalar_loops:
+            cause = scalar_loop_cause(loop)
+            for line in loop.lines:
+                if line in reported or line in vectors.insignificant_lines:
+                    continue
+                reported.add(line)
+                names = _scalar_buffers(ctx, line)
+                ctx.report(line, f"{cause.text}: {names} accessed one element at a time", fix=cause.fix,
+                           cuda_lines=_cuda_lines(ctx, line) or None)
+        for verdict in vectors.verdicts:
+            line = verdict.line
+            cause = next((c for c in verdict.causes if c.kind == "predicate"), None)
+            if cause is None or line in reported:
+                continue
+            reported.add(line)
+            ctx.report(line, f"{cause.text}: {_scalar_buffers(ctx, line)} accessed "
+                             f"{verdict.emitted_bits} bits at a time instead of {verdict.expected_bits}",
+                       fix=cause.fix, cuda_lines=_cuda_lines(ctx, line) or None,
+                       expected_bits=verdict.expected_bits, emitted_bits=verdict.emitted_bits)
+
+
+def _scalar_buffers(ctx: RuleContext, line: int) -> str:
+    names = []
+    for access in ctx.kernel.accesses:
+        if access.line == line and access.buffer not in names:
+            names.append(access.buffer)
+    if not names:
+        return "global memory is"
+    joined = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{joined} {'is' if len(names) == 1 else 'are'}"
+
+
+def _cuda_lines(ctx: RuleContext, line: int) -> list:
+    return sorted({n for a in ctx.kernel.accesses if a.line == line for n in a.cuda_lines})
