@@ -83,7 +83,7 @@ class Unit:
     loops: tuple  # ((var, extent), ...) enumerated, innermost last
     outer: tuple  # ((var, extent), ...) enclosing serial loops, held at their first iteration
     refs: list = field(default_factory=list)
-    casts: set = field(default_factory=set)  # (from dtype, to dtype)
+    casts: set = field(default_factory=set)  # (from dtype, to dtype, variables of the converted value)
     fragments: set = field(default_factory=set)
     fragment_refs: list = field(default_factory=list)  # (buffer, indices) of every fragment access
     local_stores: list = field(default_factory=list)  # (buffer, indices) of register and fragment stores
@@ -302,9 +302,9 @@ class _Analysis:
             if sub[0] == "load":
                 self._add_ref(unit, "load", sub[1], sub[2], line)
             elif sub[0] == "cast":
-                inner = _dtype_of(sub[2], self.func)
-                if inner and ir.dtype_bits(inner) != ir.dtype_bits(sub[1]):
-                    unit.casts.add((inner, sub[1]))
+                source = _dtype_of(sub[2])
+                if source and ir.dtype_bits(source) != ir.dtype_bits(sub[1]):
+                    unit.casts.add((source, sub[1], frozenset(ir.vars_of(self._inline(sub[2])))))
 
     def _add_ref(self, unit: Unit, kind: str, buffer: str, indices, line) -> None:
         info = self.func.buffers.get(buffer)
@@ -368,7 +368,7 @@ class _Analysis:
                 unit.fragments.add(other)
                 unit.fragment_refs.append((other, tuple(("var", name) for name, _ in loops)))
             if ir.dtype_bits(other_info.dtype) != ir.dtype_bits(unit.refs[0].dtype):
-                unit.casts.add((other_info.dtype, unit.refs[0].dtype))
+                unit.casts.add((other_info.dtype, unit.refs[0].dtype, frozenset(name for name, _ in loops)))
         return unit
 
     def _thread_unit(self, stmt, outer: tuple) -> Unit | None:
@@ -456,7 +456,9 @@ class _UnitPlan:
         """Lanes the loop can have at most: one vector width for every buffer and cast in it."""
         lanes = [MAX_VECTOR_BITS // r.bits for r in self.unit.refs
                  if r.flat is not None and self.inner in ir.vars_of(r.flat)]
-        for src, dst in self.unit.casts:
+        for src, dst, used in self.unit.casts:
+            if self.inner not in used:
+                continue  # a converted loop invariant is broadcast, it sets no lane count
             lanes.append(MAX_VECTOR_BITS // max(ir.dtype_bits(src), ir.dtype_bits(dst)))
         return max(1, min(lanes)) if lanes else 1
 
@@ -479,8 +481,8 @@ class _UnitPlan:
         causes += self._predicate_causes(expected)
         causes += self._invariant_store_causes()
         causes += [cause for cause, _ in limiters]
-        causes += self._fragment_causes(expected)
         causes += self._alignment_causes(ref, expected)
+        causes += self._fragment_causes(expected)
         causes += self._per_thread_causes(expected, lanes)
         if not causes:
             return None
@@ -1080,7 +1082,7 @@ def _count(value: float) -> int | float:
     return int(value) if float(value).is_integer() else round(value, 2)
 
 
-def _dtype_of(expr, func: ir.IRFunc) -> str | None:
+def _dtype_of(expr) -> str | None:
     if expr[0] == "load":
         return expr[3]
     if expr[0] == "cast":
