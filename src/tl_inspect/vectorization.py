@@ -88,7 +88,6 @@ class Unit:
     fragment_refs: list = field(default_factory=list)  # (buffer, indices) of every fragment access
     local_stores: list = field(default_factory=list)  # (buffer, indices) of register and fragment stores
     predicates: list = field(default_factory=list)
-    per_thread: int | None = None  # elements of a "thread" unit's own loops, per thread
     serial_var: str | None = None  # a user T.serial/T.unroll loop that is the innermost variable
 
 
@@ -127,7 +126,7 @@ class ScalarLoop:
     var: str
     width: int
     cond: tuple
-    lines: tuple  # user lines of the global accesses under the `if`
+    buffers: dict  # user line -> global buffers accessed one lane at a time under the `if`
 
 
 @dataclass
@@ -184,15 +183,16 @@ class _Analysis:
         for unit in self.units:
             for fragment in unit.fragments:
                 self.fragment_origin.setdefault(fragment, unit)
-            plan = self.plan(unit)
-            self.bound_fragments |= {buffer for buffer, indices in unit.local_stores
-                                     if not plan.advances(indices)}
+            if unit.kind == "parallel":
+                plan = self.plan(unit)
+                self.bound_fragments |= {buffer for buffer, indices in unit.local_stores
+                                         if not plan.advances(indices)}
         emitted = _emitted_lanes(self.kernel)
         weights = self._weights()
         heaviest = max(weights.values(), default=0)
         insignificant: dict[int, bool] = {}
         verdicts = []
-        by_line = {s_line: loop for loop in scalar_loops for s_line in loop.lines}
+        by_line = {s_line: loop for loop in scalar_loops for s_line in loop.buffers}
         for unit in self.units:
             plan = self.plan(unit)
             if any(name in self.bound_fragments and plan.advances(indices) for name, indices in unit.fragment_refs):
@@ -385,7 +385,6 @@ class _Analysis:
         self._collect_body(unit, (stmt,))
         if not any(r.is_global for r in unit.refs):
             return None
-        unit.per_thread = _product(e for _, e in loops) or 1
         if serial:
             unit.serial_var = serial[-1][0]
             unit.header = f"T.{'serial' if serial[-1][1] == 'serial' else 'unroll'}"
@@ -522,6 +521,8 @@ class _UnitPlan:
 
     def _invariant_store_causes(self) -> list:
         """A store whose index does not advance with the lane variable: tilelang scalarizes the loop."""
+        if self.unit.kind != "parallel":
+            return []
         stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + self.unit.local_stores
         causes = []
         for buffer, indices in stores:
@@ -638,17 +639,12 @@ class _UnitPlan:
         """Too few elements per thread: a thread's share must split into groups of `width` lanes.
         Only the cause when the access reached what the share allows; narrower still has another cause."""
         unit = self.unit
-        if unit.serial_var is not None and unit.serial_var == self.inner:
-            return [Cause("serial", f"`{unit.serial_var}` is a {unit.header} loop, which the compiler never "
-                                    f"vectorizes", f"write the per-thread loop as T.vectorized({width})")]
-        threads = self.analysis.threads
         if unit.kind == "thread":
-            each, total = unit.per_thread, unit.per_thread * threads
-        else:
-            total = _product(e for _, e in unit.loops)
-            if not total or (unit.kind == "parallel" and total % threads):
-                return []  # a ragged loop is finished by a bounds check, judged as a predicate
-            each = total / threads
+            return self._explicit_thread_causes(width)
+        threads = self.analysis.threads
+        total = _product(e for _, e in unit.loops)
+        if not total or (unit.kind == "parallel" and total % threads):
+            return []  # a ragged loop is finished by a bounds check, judged as a predicate
         if total % (threads * width) == 0 or total % (threads * 2 * lanes) == 0:
             return []
         tile = threads * width
@@ -658,13 +654,26 @@ class _UnitPlan:
                           f"into {width}-element groups per thread",
                           f"copy tiles of a multiple of {threads} x {width} = {tile} elements, or use fewer "
                           f"threads")]
-        count = _count(each)
-        what = f"{unit.header} over {threads} threads" if unit.kind == "parallel" else f"each of {threads} threads"
+        count = _count(total / threads)
         return [Cause("per-thread",
-                      f"{what} gives each thread {count} element{'s' * (count != 1)}, too few for "
-                      f"{width}-lane accesses",
+                      f"{unit.header} over {threads} threads gives each thread {count} "
+                      f"element{'s' * (count != 1)}, too few for {width}-lane accesses",
                       f"give each thread {width} contiguous elements: a tile of {tile} elements for "
                       f"{threads} threads (or fewer threads)")]
+
+    def _explicit_thread_causes(self, width: int) -> list:
+        """Kernels that index with the thread variables themselves get exactly the loops they write."""
+        unit = self.unit
+        if unit.serial_var is not None and unit.serial_var == self.inner:
+            return [Cause("serial", f"`{unit.serial_var}` is a {unit.header} loop, which the compiler never "
+                                    f"vectorizes", f"write the per-thread loop as T.vectorized({width})")]
+        if self.inner in self.analysis.thread_vars:
+            return [Cause("per-thread",
+                          f"consecutive elements go to consecutive threads through `{self.inner}`, so each "
+                          f"thread accesses one element at a time",
+                          f"give each thread {width} contiguous elements: index with {self.inner} * {width} + k "
+                          f"in a T.vectorized({width}) loop")]
+        return []
 
     def _fixed_vars(self) -> set:
         """Variables that are not lane-varying but known: the block indices and the outer loops."""
@@ -719,7 +728,7 @@ def _scalar_loops(kernel: KernelArtifact) -> list:
                 elif isinstance(inner, (ir.Store, ir.Let)):
                     # a bounds check folded into the value: T.if_then_else(idx < N, A[idx], 0)
                     cond = next((c for c in _select_conds(inner.value) if ir.uses(c, stmt.var)), None)
-                    lines = _global_access_lines(func, (inner,), ancestors) if cond is not None else ()
+                    lines = _global_access_lines(func, (inner,), ancestors) if cond is not None else {}
                 else:
                     continue
                 if lines and width:
@@ -737,21 +746,20 @@ def _select_conds(expr) -> list:
     return conds
 
 
-def _global_access_lines(func: ir.IRFunc, stmts, ancestors) -> tuple:
-    lines = []
+def _global_access_lines(func: ir.IRFunc, stmts, ancestors) -> dict:
+    """User line -> global buffers accessed there, for the statements under a lane-varying check."""
+    found: dict = {}
     for stmt, inner in ir.walk(stmts, ancestors):
-        reads = ()
-        if isinstance(stmt, ir.Store):
-            reads = ir.loads_of(stmt.value)
-            if func.scope_of(stmt.buffer) == "global":
-                reads = reads + [("load", stmt.buffer)]
-        elif isinstance(stmt, ir.Let):
-            reads = ir.loads_of(stmt.value)
-        if any(func.scope_of(load[1]) == "global" for load in reads):
+        if isinstance(stmt, (ir.Store, ir.Let)):
+            names = [load[1] for load in ir.loads_of(stmt.value)]
+            if isinstance(stmt, ir.Store):
+                names.append(stmt.buffer)
+            names = [n for n in names if func.scope_of(n) == "global"]
             line = ir.stmt_line(stmt, inner)
-            if line is not None and line not in lines:
-                lines.append(line)
-    return tuple(lines)
+            if names and line is not None:
+                found.setdefault(line, [])
+                found[line] += [n for n in names if n not in found[line]]
+    return found
 
 
 def scalar_loop_cause(loop: ScalarLoop) -> Cause:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from tl_inspect.rules.base import Example, Rule, RuleContext
-from tl_inspect.vectorization import analyse, scalar_loop_cause
+from tl_inspect.vectorization import Verdict, analyse, scalar_loop_cause
+
+MAX_EVIDENCE_LINES = 3
 
 
 class LaneDependentPredicate(Rule):
@@ -157,38 +159,40 @@ class LaneDependentPredicate(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         vectors = analyse(ctx.kernel)
-        reported: set[int] = set()
-        for loop in vectors.scalar_loops:
-            cause = scalar_loop_cause(loop)
-            for line in loop.lines:
-                if line in reported or line in vectors.insignificant_lines:
-                    continue
-                reported.add(line)
-                names = _scalar_buffers(ctx, line)
-                ctx.report(line, f"{cause.text}: {names} accessed one element at a time", fix=cause.fix,
-                           cuda_lines=_cuda_lines(ctx, line) or None)
+        widest: dict[int, Verdict] = {}
         for verdict in vectors.verdicts:
-            line = verdict.line
+            best = widest.get(verdict.line)
+            if best is None or verdict.expected_bits / verdict.emitted_bits > best.expected_bits / best.emitted_bits:
+                widest[verdict.line] = verdict
+        # lowering may split one statement into several serial loops (a cast copies in and out)
+        scalar: dict[int, tuple] = {}
+        for loop in vectors.scalar_loops:
+            for line, buffers in loop.buffers.items():
+                _, names = scalar.setdefault(line, (loop, []))
+                names += [b for b in buffers if b not in names]
+        for line, (loop, buffers) in sorted(scalar.items()):
+            if line not in vectors.insignificant_lines:
+                self._report(ctx, line, scalar_loop_cause(loop), widest.get(line), buffers, "one element at a time")
+        reported = set(scalar)
+        for verdict in vectors.verdicts:
             cause = next((c for c in verdict.causes if c.kind == "predicate"), None)
-            if cause is None or line in reported:
-                continue
-            reported.add(line)
-            ctx.report(line, f"{cause.text}: {_scalar_buffers(ctx, line)} accessed "
-                             f"{verdict.emitted_bits} bits at a time instead of {verdict.expected_bits}",
-                       fix=cause.fix, cuda_lines=_cuda_lines(ctx, line) or None,
-                       expected_bits=verdict.expected_bits, emitted_bits=verdict.emitted_bits)
+            if cause is not None and verdict.line not in reported:
+                reported.add(verdict.line)
+                worst = widest[verdict.line]
+                buffers = [v.ref.buffer for v in vectors.verdicts if v.line == verdict.line]
+                self._report(ctx, verdict.line, cause, worst, buffers,
+                             f"{worst.emitted_bits} bits at a time instead of {worst.expected_bits}")
 
-
-def _scalar_buffers(ctx: RuleContext, line: int) -> str:
-    names = []
-    for access in ctx.kernel.accesses:
-        if access.line == line and access.buffer not in names:
-            names.append(access.buffer)
-    if not names:
-        return "global memory is"
-    joined = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-    return f"{joined} {'is' if len(names) == 1 else 'are'}"
-
-
-def _cuda_lines(ctx: RuleContext, line: int) -> list:
-    return sorted({n for a in ctx.kernel.accesses if a.line == line for n in a.cuda_lines})
+    @staticmethod
+    def _report(ctx: RuleContext, line: int, cause, verdict: Verdict | None, buffers, how: str) -> None:
+        text = cause.text[0].upper() + cause.text[1:]
+        cuda = sorted({n for a in ctx.kernel.accesses if a.line == line for n in a.cuda_lines})
+        source = ctx.kernel.source.splitlines()
+        names = list(dict.fromkeys(buffers))
+        joined = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        verb = "is" if len(names) == 1 else "are"
+        ctx.report(line, f"{text}: {joined} {verb} accessed {how}", fix=cause.fix,
+                   cuda_lines=cuda or None,
+                   evidence=[source[n - 1].strip() for n in cuda[:MAX_EVIDENCE_LINES] if n <= len(source)],
+                   expected_bits=verdict.expected_bits if verdict else None,
+                   emitted_bits=verdict.emitted_bits if verdict else None)

@@ -222,17 +222,16 @@ class ScalarizedLoad(Rule):
         by_line: dict[int, list[Verdict]] = {}
         for verdict in analyse(ctx.kernel).verdicts:
             by_line.setdefault(verdict.line, []).append(verdict)
+        source = ctx.kernel.source.splitlines()
         for line, verdicts in sorted(by_line.items()):
             worst = max(verdicts, key=lambda v: (v.expected_bits / v.emitted_bits, v.expected_bits))
             cause = worst.causes[0]
             others = len(worst.causes) - 1
             message = (
-                f"{describe(verdicts)} {'is' if len(verdicts) == 1 else 'are'} emitted {width(worst)} "
-                f"where {worst.expected_bits}-bit accesses were possible: {cause.text}"
+                f"{describe(verdicts)} {'is' if len(verdicts) == 1 else 'are'} {widths(verdicts)}: {cause.text}"
                 + (f" (and {others} more cause{'s' * (others != 1)})" if others else "")
             )
             cuda = sorted({n for v in verdicts for n in v.cuda_lines})
-            source = ctx.kernel.source.splitlines()
             ctx.report(
                 line, message, fix=cause.fix, cuda_lines=cuda or None,
                 evidence=[source[n - 1].strip() for n in cuda[:MAX_EVIDENCE_LINES] if n <= len(source)],
@@ -241,7 +240,7 @@ class ScalarizedLoad(Rule):
 
 
 def describe(verdicts) -> str:
-    """"the C store and the A and B loads", naming each buffer once per kind."""
+    """"The C store and the A and B loads", naming each buffer once per kind."""
     parts = []
     for kind in ("store", "load"):
         names = []
@@ -255,6 +254,16 @@ def describe(verdicts) -> str:
     return text[0].upper() + text[1:]
 
 
-def width(verdict: Verdict) -> str:
-    lanes = verdict.emitted_lanes
-    return f"{verdict.emitted_bits} bits wide ({lanes} x {verdict.ref.dtype})"
+def widths(verdicts) -> str:
+    """"emitted 16 bits wide (1 x float16) where 128-bit accesses were possible", per buffer if they differ."""
+    shapes = {(v.emitted_lanes, v.ref.dtype, v.expected_bits) for v in verdicts}
+    if len(shapes) == 1:
+        (lanes, dtype, expected), = shapes
+        bits = verdicts[0].emitted_bits
+        return f"emitted {bits} bits wide ({lanes} x {dtype}) where {expected}-bit accesses were possible"
+    seen, each = set(), []
+    for v in verdicts:
+        if v.ref.buffer not in seen:
+            seen.add(v.ref.buffer)
+            each.append(f"{v.ref.buffer}: {v.emitted_bits} of {v.expected_bits} bits")
+    return f"emitted narrower than possible ({'; '.join(each)})"
