@@ -22,8 +22,9 @@ class LaneDependentPredicate(Rule):
     * a `T.Parallel` loop whose own `if` or `T.if_then_else` compares the innermost variable with a
       bound that is not a multiple of the vector width, which makes the planner pick one lane.
 
-    The finding sits on each load/store statement under the check and names the predicate, the bound,
-    the vector width and the fix. A bound that is a multiple of the width is clean: tilelang hoists
+    The finding sits on each load/store statement under the check (on the loop header when lowering
+    rebuilt the statement, as it does around a precision cast) and names the predicate, the bound, the
+    vector width and the fix. A bound that is a multiple of the width is clean: tilelang hoists
     the check to thread level and keeps the 128-bit accesses (N=4104 with 8 x fp16 lanes).
 
     Why is this slow?
@@ -36,17 +37,27 @@ class LaneDependentPredicate(Rule):
     Example
     -------
     ```python
-    N = 2047                                  # or N = T.dynamic("N")
-    for i in T.Parallel(1024):                # 8 fp16 per thread; check `... + i_s < 2047` per lane
+    N = 2047                        # or N = T.dynamic("N")
+    for i in T.Parallel(1024):      # 8 fp16 per thread, checked lane by lane against 2047
         C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
     ```
 
     Use instead
     -----------
     Pad the data to a multiple of the vector width (N=2048) and ignore the padding, or split the
-    loop into an aligned body and a separate tail. For a run-time length that is always a multiple of
-    the width, state it: `T.assume(N % 8 == 0)` restores the `uint4` accesses (verified with
-    tilelang 0.1.15).
+    loop into an aligned body and a separate tail:
+    ```python
+    body = N // 8 * 8
+    for i in T.Parallel(1024):      # uint4: the check is uniform over each 8-lane group
+        if bx * 1024 + i < body:
+            C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
+    for i in T.Parallel(8):         # the last N - body elements, scalar but tiny
+        if bx == 0 and body + i < N:
+            C[body + i] = A[body + i] + B[body + i]
+    ```
+    For a run-time length that is always a multiple of the width, state it: `T.assume(N % 8 == 0)`
+    restores the `uint4` accesses. Both forms were verified to compile to 128-bit accesses with
+    tilelang 0.1.15 (the GOOD examples below).
 
     References
     ----------
@@ -154,6 +165,29 @@ class LaneDependentPredicate(Rule):
 
 
             scale_dynamic_aligned = scale()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def add_split(N, block=1024):
+                body = N // 8 * 8
+
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            if bx * block + i < body:
+                                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+                        for i in T.Parallel(8):
+                            if bx == 0 and body + i < N:
+                                C[body + i] = A[body + i] + B[body + i]
+
+                return main
+
+
+            # 128-bit body up to 2040, eight scalar elements for the tail
+            add_2047_split = add_split(2047)
         '''),
     ]
 

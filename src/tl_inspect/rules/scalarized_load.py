@@ -19,24 +19,30 @@ class ScalarizedLoad(Rule):
     expressions decide why the compiler emitted fewer lanes:
 
     * one or two elements per thread (`T.Parallel(128)` over 128 threads, a `T.copy` tile that does not
-      split into 8-element groups per thread);
+      split into 8-element groups per thread, consecutive elements indexed by `threadIdx` itself);
     * a strided or transposed index, in the access itself or in any other access of the same loop,
       including shared memory read in transposed order: the vectorizer picks one width per loop;
     * an index that is not affine in the innermost loop variable (`A[(i * 5) % 1024]`, `A[i // 2]`);
     * an offset or a row length that breaks 16-byte alignment (`A[bx * 1024 + i + 1]`, rows of 4095
       fp16 elements, rows of run-time length `N` in a 2-D kernel);
     * a per-thread `T.serial` loop over contiguous elements (never vectorized);
-    * a fragment whose layout an earlier, unvectorized loop fixed.
+    * a fragment whose layout an earlier, unvectorized loop fixed;
+    * a store in the same `T.Parallel` loop whose index does not advance with the lane (reported by
+      invariant-index-store when that rule runs).
+
+    A statement that lowering rebuilds (a cast split into copy loops) is reported on its loop header.
 
     Accesses that cannot be wider stay silent: one element per block (`Y[bx] = s[0]`), a column read
     or a gather, an access that moves less than 1/8 of the bytes of the kernel's largest access (per-row
     statistics, group scales), the 64-bit store of an fp32 -> fp16 cast (capped at 4 lanes by the
-    cast, tilelang-0.1.15 facts H.1), and stores from a `T.gemm` accumulator (its MMA layout).
-    Where the cause is a lane-dependent bounds check or an invariant-index store, that rule reports it.
+    cast, tilelang-0.1.15 facts H.1), and accesses through a fragment whose layout a tile op fixes
+    (a `T.gemm` accumulator, a `T.reduce_*` output). Where the cause is a lane-dependent bounds check
+    or an invariant-index store, only that rule reports the statement.
 
     Why is this slow?
     -----------------
-    A memory-bound kernel moves the same bytes with 8x more instructions. Measured on one H200
+    A memory-bound kernel moves the same bytes with up to 8x more memory instructions (a 128-bit access
+    carries 16 fp8, 8 fp16 or 4 fp32 elements). Measured on one H200
     (shared/facts/h200-impact.md): fp16 add over 2^28 elements runs at 4153 GB/s with 8 elements per
     thread (`uint4`) and at 2098 GB/s with `T.Parallel(threads)`, one element per thread (1.98x).
     The vectorizer picks one width per loop (tilelang-0.1.15 facts B.2, G.1), so a single misaligned
@@ -57,8 +63,10 @@ class ScalarizedLoad(Rule):
     for i in T.Parallel(1024):               # with threads=128: 8 contiguous fp16 per thread, uint4
         C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
     ```
-    Pad rows to a multiple of the vector width, transpose inside shared memory and move tiles with
-    `T.copy`, keep offsets 16-byte aligned, and write per-thread loops as `T.vectorized`.
+    Pad rows to a multiple of the vector width (or, for a run-time row length that always is one,
+    state it with `T.assume(N % 8 == 0)`, which restores `uint4` in tilelang 0.1.15), transpose inside
+    shared memory and move tiles with `T.copy`, keep offsets 16-byte aligned, and write per-thread
+    loops as `T.vectorized`.
 
     References
     ----------
