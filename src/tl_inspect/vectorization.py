@@ -49,9 +49,10 @@ class MemRef:
     dtype: str
     line: int | None
     text: str  # "A[bx * 1024 + i + 1]"
-    flat: tuple | None  # flattened index expression; None for a data-dependent (gathered) index
+    flat: tuple  # flattened index; a value loaded from memory (Ids[bx]) stands in as an opaque variable
     indices: tuple = ()
     shape: tuple = ()
+    gather_vars: frozenset = frozenset()  # variables the loaded index values depend on
 
     @property
     def bits(self) -> int:
@@ -198,8 +199,8 @@ class _Analysis:
             if any(name in self.bound_fragments and plan.advances(indices) for name, indices in unit.fragment_refs):
                 continue  # each lane reads a fragment whose layout a tile op or an accumulation fixed
             for ref in unit.refs:
-                if not ref.is_global or ref.flat is None:
-                    continue
+                if not ref.is_global or plan.gathers(ref):
+                    continue  # a gathered address is data: nothing says it could be a vector
                 # statements that lowering rebuilds (a cast split by DecoupleTypeCast) lose their own line
                 # and carry the loop header's instead
                 line = next((n for n in (ref.line, unit.line) if (n, ref.buffer, ref.kind) in emitted), None)
@@ -319,9 +320,12 @@ class _Analysis:
             return
         indices = tuple(self._inline(i) for i in indices)
         dtype = info.dtype if info else "float32"
-        flat = None if any(ir.loads_of(i) for i in indices) else _flatten(indices, info.shape if info else ())
         text = f"{buffer}[{', '.join(source_text(i) for i in indices)}]"
-        unit.refs.append(MemRef(kind, buffer, scope, dtype, line, text, flat, indices, info.shape if info else ()))
+        opaque = [_opaque_loads(i) for i in indices]
+        unit.refs.append(MemRef(kind, buffer, scope, dtype, line, text,
+                                _flatten(tuple(i for i, _ in opaque), info.shape if info else ()),
+                                tuple(i for i, _ in opaque), info.shape if info else (),
+                                frozenset().union(*(g for _, g in opaque))))
 
     def _inline(self, expr, depth: int = 0):
         """Replace names bound by `x = ...` with their values, so that indices read as written."""
@@ -358,10 +362,12 @@ class _Analysis:
         for b, e in zip(base, extents):
             indices.append(b if e == 1 else ("add", self._inline(b), ("var", next(names))))
         info = self.func.buffers.get(glob)
-        flat = None if any(ir.loads_of(i) for i in indices) else _flatten(tuple(indices), info.shape if info else ())
         text = f"{glob}[{', '.join(_region_text(b, e) for b, e in zip(base, extents))}]"
-        unit.refs.append(MemRef(kind, glob, "global", info.dtype if info else "float32", stmt.line, text, flat,
-                                tuple(indices), info.shape if info else ()))
+        opaque = [_opaque_loads(i) for i in indices]
+        unit.refs.append(MemRef(kind, glob, "global", info.dtype if info else "float32", stmt.line, text,
+                                _flatten(tuple(i for i, _ in opaque), info.shape if info else ()),
+                                tuple(i for i, _ in opaque), info.shape if info else (),
+                                frozenset().union(*(g for _, g in opaque))))
         other_info = self.func.buffers.get(other)
         if other_info is not None:
             if other_info.scope == "local.fragment":
@@ -400,12 +406,12 @@ class _Analysis:
             for ref in unit.refs:
                 if not ref.is_global:
                     continue
-                if ref.flat is None:
+                if ref.gather_vars & {v for v, _ in unit.loops}:
                     elements = _product(e for v, e in unit.loops if e) or 1
                 else:
                     footprint = grid.footprint(ref.flat)
                     elements = (len(footprint) if footprint is not None else 1) * grid.cut
-                used = ir.vars_of(ref.flat) if ref.flat is not None else set()
+                used = ir.vars_of(ref.flat) | ref.gather_vars
                 elements *= _product(e for v, e in unit.outer if v in used and e) or 1
                 weights[id(ref)] = elements * ref.bits
         return weights
@@ -426,7 +432,7 @@ class _UnitPlan:
         self.inner = self._innermost()
         self.footprints = {}
         for ref in unit.refs:
-            if ref.flat is None:
+            if self.gathers(ref):
                 continue
             points = self.grid.footprint(ref.flat)
             if points is not None:
@@ -442,8 +448,6 @@ class _UnitPlan:
         # explicit thread indexing: the variable that moves the address least is the lane variable
         best = None
         for ref in self.unit.refs:
-            if ref.flat is None:
-                continue
             poly = _affine(ref.flat)
             for var, _ in self.unit.loops:
                 coeff = _coefficient(poly, var) if poly else None
@@ -454,12 +458,28 @@ class _UnitPlan:
     def _loop_cap(self) -> int:
         """Lanes the loop can have at most: one vector width for every buffer and cast in it."""
         lanes = [MAX_VECTOR_BITS // r.bits for r in self.unit.refs
-                 if r.flat is not None and self.inner in ir.vars_of(r.flat)]
+                 if not self.gathers(r) and self.inner in ir.vars_of(r.flat)]
         for src, dst, used in self.unit.casts:
             if self.inner not in used:
                 continue  # a converted loop invariant is broadcast, it sets no lane count
             lanes.append(MAX_VECTOR_BITS // max(ir.dtype_bits(src), ir.dtype_bits(dst)))
         return max(1, min(lanes)) if lanes else 1
+
+    def potential_lanes(self, ref: MemRef) -> int:
+        """Lanes the access could have: its block footprint's aligned runs, or for a transposed view that
+        another variable walks contiguously, the full vector that tiling through shared memory gives."""
+        widest = MAX_VECTOR_BITS // ref.bits
+        lanes = self.contiguous_lanes(ref.buffer, widest)
+        if lanes > 1:
+            return lanes
+        poly = _affine(ref.flat)
+        if poly is None or _coefficient(poly, self.inner) in (None, 0, 1, -1):
+            return 1
+        return widest if any(c in (1, -1) and len(t) == 1 for t, c in poly.items()) else 1
+
+    def gathers(self, ref: MemRef) -> bool:
+        """Whether the address of each lane comes from memory (A[Idx[i]]), not from the index algebra."""
+        return self.inner is not None and self.inner in ref.gather_vars
 
     def contiguous_lanes(self, buffer: str, max_lanes: int) -> int:
         points = self.footprints.get(buffer)
@@ -468,7 +488,7 @@ class _UnitPlan:
     def judge(self, ref: MemRef, line: int, lanes: int, scalar_loop: ScalarLoop | None) -> Verdict | None:
         if self.inner is None or self.inner not in ir.vars_of(ref.flat):
             return None  # the same element for every lane: a broadcast, never a vector
-        expected = min(self.contiguous_lanes(ref.buffer, MAX_VECTOR_BITS // ref.bits), self.cap)
+        expected = min(self.potential_lanes(ref), self.cap)
         if lanes >= expected:
             return None
         limiters = self._limiters()
@@ -543,7 +563,7 @@ class _UnitPlan:
         found = []
         interleaved_buffers: set[str] = set()
         for ref in self.unit.refs:
-            if ref.flat is None:
+            if self.gathers(ref):
                 found.append((Cause("gather", f"the loop gathers {ref.text} through a data-dependent index",
                                     "gather in a loop of its own"), False))
                 continue
@@ -553,10 +573,13 @@ class _UnitPlan:
             coeff = _coefficient(poly, self.inner) if poly else None
             if coeff in (1, -1):
                 continue
-            fixable = self.contiguous_lanes(ref.buffer, MAX_VECTOR_BITS // ref.bits) > 1
+            # a transposed view is fixable by tiling: some other variable (the block index, an outer
+            # loop) walks the memory contiguously; a column read or a strided gather is not
+            fixable = self.potential_lanes(ref) > 1
             where = "shared memory " if ref.scope.startswith("shared") else ""
             own = self.grid.footprint(ref.flat)
-            interleaved = coeff is not None and fixable and own is not None and _aligned_run(
+            interleaved = coeff is not None and self.contiguous_lanes(
+                ref.buffer, MAX_VECTOR_BITS // ref.bits) > 1 and own is not None and _aligned_run(
                 own, MAX_VECTOR_BITS // ref.bits) == 1
             if interleaved:
                 if ref.buffer in interleaved_buffers:
@@ -594,7 +617,8 @@ class _UnitPlan:
             if any(not fixable for _, fixable in limiters):
                 continue  # the layout comes from a genuinely scalar loop (a gather)
             reasons = [c for c, _ in limiters] + [
-                c for r in origin.refs if r.flat is not None for c in origin_plan._alignment_causes(r, width)]
+                c for r in origin.refs if not origin_plan.gathers(r)
+                for c in origin_plan._alignment_causes(r, width)]
             if not reasons:
                 continue  # nothing to say about where the narrow layout comes from
             causes.append(Cause(
@@ -609,7 +633,7 @@ class _UnitPlan:
         causes = []
         misaligned_rows: dict = {}  # (row length, lanes, bits) -> buffers
         for other in self.unit.refs:
-            if other.flat is None or self.inner not in ir.vars_of(other.flat):
+            if self.gathers(other) or self.inner not in ir.vars_of(other.flat):
                 continue
             poly = _affine(other.flat)
             if poly is None or _coefficient(poly, self.inner) not in (1, -1):
@@ -854,8 +878,7 @@ def _misalignment(poly: dict, inner: str, lanes: int, fixed: set) -> str | None:
     for term, coeff in poly.items():
         if inner in term:
             continue
-        unknown = [v for v in term if v not in fixed]
-        if unknown:
+        if coeff % lanes and any(v not in fixed for v in term):
             return f"at a run-time offset ({' * '.join(term)})"
         if coeff % lanes:
             if not term:
@@ -1050,6 +1073,27 @@ def _strip_cast(expr):
 
 
 # ---------------------------------------------------------------- small helpers
+
+def _opaque_loads(expr) -> tuple:
+    """The expression with each loaded value (Ids[bx]) replaced by an opaque variable, and the variables
+    those loads are indexed by."""
+    if not isinstance(expr, tuple) or not expr or expr[0] in ("int", "float", "var", "other"):
+        return expr, frozenset()
+    if expr[0] == "load":
+        return ("var", source_text(expr)), frozenset().union(*(ir.vars_of(i) for i in expr[2]))
+    gathered: frozenset = frozenset()
+    parts = []
+    for item in expr:
+        if isinstance(item, tuple) and item and isinstance(item[0], str):
+            item, used = _opaque_loads(item)
+            gathered |= used
+        elif isinstance(item, tuple):
+            pairs = [_opaque_loads(i) for i in item]
+            item = tuple(i for i, _ in pairs)
+            gathered = gathered.union(*(g for _, g in pairs))
+        parts.append(item)
+    return tuple(parts), gathered
+
 
 def _regions(call) -> list:
     """(buffer, base indices, extents) of every `tl.region` argument of a tile-op call."""
