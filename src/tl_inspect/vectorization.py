@@ -742,7 +742,9 @@ def _scalar_loops(kernel: KernelArtifact) -> list:
     loops = []
     for func in snapshot.funcs:
         for stmt, _ in ir.walk(func.body):
-            if not (isinstance(stmt, ir.For) and stmt.var.endswith(SCALARIZED_SUFFIX) and stmt.kind == "serial"):
+            # the vectorizer's fallback loop has no span; a user's own `for x_s in T.serial(...)` has one
+            if not (isinstance(stmt, ir.For) and stmt.var.endswith(SCALARIZED_SUFFIX) and stmt.kind == "serial"
+                    and stmt.line is None):
                 continue
             width = ir.int_value(stmt.extent)
             for inner, ancestors in ir.walk(stmt.body, (stmt,)):
@@ -1049,6 +1051,11 @@ def source_text(expr) -> str:
         return source_text(expr[2])
     if head == "load":
         return f"{expr[1]}[{', '.join(source_text(i) for i in expr[2])}]"
+    if head == "select":
+        return f"T.if_then_else({', '.join(source_text(e) for e in expr[1:])})"
+    if head == "call":
+        name = expr[1].split(".")[-1]
+        return f"T.{name}({', '.join(source_text(a) for a in expr[2])})"
     if head not in _PRECEDENCE:
         return ir.render(expr)
     level = _PRECEDENCE[head]
