@@ -34,7 +34,6 @@ ENUMERATION_LIMIT = 1 << 20
 # a run-time length (`T.dynamic("N")`) takes this value when a footprint is enumerated
 RUNTIME_VALUE = 4096
 SCALARIZED_SUFFIX = "_s"
-_COMPARISONS = ("lt", "le", "gt", "ge")
 _GEMM_MARKERS = ("gemm", "mma")
 _REDUCE_OP = "tl.tileop.reduce"
 
@@ -62,16 +61,6 @@ class MemRef:
     def is_global(self) -> bool:
         return self.scope == "global"
 
-    @property
-    def label(self) -> str:
-        return f"{self.buffer} {self.kind}"
-
-
-@dataclass(frozen=True)
-class Predicate:
-    cond: tuple
-    lines: frozenset  # lines of the statements it guards
-
 
 @dataclass
 class Unit:
@@ -88,13 +77,15 @@ class Unit:
     fragments: set = field(default_factory=set)
     fragment_refs: list = field(default_factory=list)  # (buffer, indices) of every fragment access
     local_stores: list = field(default_factory=list)  # (buffer, indices) of register and fragment stores
-    predicates: list = field(default_factory=list)
+    predicates: list = field(default_factory=list)  # conditions of its `if`s and `T.if_then_else`s
     serial_var: str | None = None  # a user T.serial/T.unroll loop that is the innermost variable
 
 
 @dataclass(frozen=True)
 class Cause:
-    kind: str  # "predicate" | "strided" | "non-affine" | "gather" | "misaligned" | "per-thread" | "serial"
+    # "predicate" | "invariant-store" | "strided" | "interleaved" | "non-affine" | "gather" | "misaligned"
+    # | "fragment-layout" | "per-thread" | "serial"
+    kind: str
     text: str
     fix: str
 
@@ -196,7 +187,8 @@ class _Analysis:
         by_line = {s_line: loop for loop in scalar_loops for s_line in loop.buffers}
         for unit in self.units:
             plan = self.plan(unit)
-            if any(name in self.bound_fragments and plan.advances(indices) for name, indices in unit.fragment_refs):
+            if any(name in self.bound_fragments and plan.advances(indices)
+                   for name, indices in unit.fragment_refs):
                 continue  # each lane reads a fragment whose layout a tile op or an accumulation fixed
             for ref in unit.refs:
                 if not ref.is_global or plan.gathers(ref):
@@ -264,6 +256,7 @@ class _Analysis:
                 unit = self._thread_unit(stmt, outer)
                 if unit is not None:
                     self.units.append(unit)
+                self._visit(ir.children(stmt), outer)
             elif isinstance(stmt, ir.If):
                 self._visit(stmt.then + stmt.orelse, outer)
             else:
@@ -288,8 +281,7 @@ class _Analysis:
     def _collect_body(self, unit: Unit, stmts) -> None:
         for stmt, _ in ir.walk(stmts):
             if isinstance(stmt, ir.If):
-                lines = {s.line for s, _ in ir.walk(stmt.then) if getattr(s, "line", None)}
-                unit.predicates.append(Predicate(stmt.cond, frozenset(lines)))
+                unit.predicates.append(stmt.cond)
                 self._scan_value(unit, stmt.cond, stmt.line)
             elif isinstance(stmt, ir.Store):
                 self._add_ref(unit, "store", stmt.buffer, stmt.indices, stmt.line)
@@ -298,7 +290,7 @@ class _Analysis:
                 self._scan_value(unit, stmt.value, stmt.line)
 
     def _scan_value(self, unit: Unit, value, line) -> None:
-        unit.predicates.extend(Predicate(cond, frozenset({line})) for cond in _select_conds(value))
+        unit.predicates.extend(_select_conds(value))
         for sub in ir.subexprs(value):
             if sub[0] == "load":
                 self._add_ref(unit, "load", sub[1], sub[2], line)
@@ -512,8 +504,8 @@ class _UnitPlan:
 
     def _predicate_causes(self, width: int) -> list:
         causes = []
-        for pred in self.unit.predicates:
-            for lhs, rhs in _comparisons(pred.cond):
+        for cond in self.unit.predicates:
+            for lhs, rhs in _comparisons(cond):
                 varying = _affine(("sub", lhs, rhs))
                 if varying is None or _coefficient(varying, self.inner) in (None, 0):
                     continue
@@ -523,8 +515,8 @@ class _UnitPlan:
                 bound = rhs if self.inner in ir.vars_of(lhs) else lhs
                 causes.append(Cause(
                     "predicate",
-                    f"the bounds check `{source_text(pred.cond)}` varies inside {_article(width)} {width}-wide vector group "
-                    f"({_bound_reason(bound, width)})",
+                    f"the bounds check `{source_text(cond)}` varies inside {_article(width)} {width}-wide "
+                    f"vector group ({_bound_reason(bound, width)})",
                     _predicate_fix(bound, width),
                 ))
         return causes
