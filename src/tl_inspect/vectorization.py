@@ -281,7 +281,7 @@ class _Analysis:
     def _collect_body(self, unit: Unit, stmts) -> None:
         for stmt, _ in ir.walk(stmts):
             if isinstance(stmt, ir.If):
-                unit.predicates.append(stmt.cond)
+                unit.predicates.append(self._inline(stmt.cond))
                 self._scan_value(unit, stmt.cond, stmt.line)
             elif isinstance(stmt, ir.Store):
                 self._add_ref(unit, "store", stmt.buffer, stmt.indices, stmt.line)
@@ -290,7 +290,7 @@ class _Analysis:
                 self._scan_value(unit, stmt.value, stmt.line)
 
     def _scan_value(self, unit: Unit, value, line) -> None:
-        unit.predicates.extend(_select_conds(value))
+        unit.predicates.extend(self._inline(cond) for cond in _select_conds(value))
         for sub in ir.subexprs(value):
             if sub[0] == "load":
                 self._add_ref(unit, "load", sub[1], sub[2], line)
@@ -352,7 +352,7 @@ class _Analysis:
         indices = []
         names = iter(name for name, _ in loops)
         for b, e in zip(base, extents):
-            indices.append(b if e == 1 else ("add", self._inline(b), ("var", next(names))))
+            indices.append(self._inline(b) if e == 1 else ("add", self._inline(b), ("var", next(names))))
         info = self.func.buffers.get(glob)
         text = f"{glob}[{', '.join(_region_text(b, e) for b, e in zip(base, extents))}]"
         opaque = [_opaque_loads(i) for i in indices]
@@ -380,7 +380,9 @@ class _Analysis:
         serial = [(v, kind) for v, e, kind in outer if v in used and kind in ("serial", "unrolled")]
         unit = Unit("thread", stmt.line, "", tuple(threads) + tuple(loops),
                     tuple((v, e) for v, e, _ in outer if (v, e) not in loops))
-        self._collect_body(unit, (stmt,))
+        if isinstance(stmt, ir.Store):
+            self._add_ref(unit, "store", stmt.buffer, stmt.indices, stmt.line)
+        self._scan_value(unit, stmt.value, stmt.line)
         if not any(r.is_global for r in unit.refs):
             return None
         if serial:
