@@ -56,3 +56,14 @@ def test_one_element_per_thread_names_the_loop_and_the_threads(inspected):
     assert "T.Parallel(256) over 256 threads gives each thread 1 element" in finding.message
     assert (finding.expected_bits, finding.emitted_bits) == (128, 32)
     assert finding.cuda_lines and finding.evidence
+
+
+def test_indices_render_as_written():
+    from tl_inspect.vectorization import source_text
+
+    bx, i, n = ("var", "bx"), ("var", "i"), ("var", "N")
+    index = ("add", ("add", ("mul", bx, ("int", 1024)), i), ("int", 1))
+    assert source_text(index) == "bx * 1024 + i + 1"
+    assert source_text(("lt", index, n)) == "bx * 1024 + i + 1 < N"
+    assert source_text(("mul", bx, ("floordiv", i, ("int", 2)))) == "bx * (i // 2)"
+    assert source_text(("sub", n, ("add", i, ("int", 1)))) == "N - (i + 1)"
