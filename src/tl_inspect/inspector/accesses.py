@@ -13,12 +13,19 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple) -> tuple:
     found: list[Access] = []
     for func in device.funcs:
         for stmt, ancestors in ir.walk(func.body):
-            if not isinstance(stmt, ir.Store):
+            # loads also sit in `x = A[i]` bindings and in `if` conditions, not only in stored values
+            if isinstance(stmt, ir.Store):
+                read = stmt.value
+            elif isinstance(stmt, ir.Let):
+                read = stmt.value
+            elif isinstance(stmt, ir.If):
+                read = stmt.cond
+            else:
                 continue
             line = ir.stmt_line(stmt, ancestors)
-            if func.scope_of(stmt.buffer) == "global":
+            if isinstance(stmt, ir.Store) and func.scope_of(stmt.buffer) == "global":
                 found.append(_access("store", stmt.buffer, stmt.dtype, stmt.indices, line, cuda_text, line_map))
-            for load in ir.loads_of(stmt.value):
+            for load in ir.loads_of(read):
                 if func.scope_of(load[1]) == "global":
                     found.append(_access("load", load[1], load[3], load[2], line, cuda_text, line_map))
     return tuple(found)

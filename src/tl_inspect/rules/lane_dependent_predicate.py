@@ -1,0 +1,232 @@
+"""TLV002 lane-dependent-predicate: a bounds check that varies inside a vector group, forcing scalar code."""
+
+from __future__ import annotations
+
+from tl_inspect.rules.base import Example, Rule, RuleContext
+from tl_inspect.vectorization import Verdict, analyse, scalar_loop_cause
+
+MAX_EVIDENCE_LINES = 3
+
+
+class LaneDependentPredicate(Rule):
+    """Bounds check that varies inside a vector group, so the loop runs one element at a time.
+
+    What it does
+    ------------
+    Finds guarded loops whose guard is true for some lanes of a vector group and false for others:
+
+    * after `tl.VectorizeLoop`, a serial `*_s` loop (the vectorizer's scalar fallback) whose `if` or
+      `T.if_then_else` condition uses that loop variable, e.g. `if bx * 1024 + tx * 8 + i_s < 2047`
+      inside an 8-wide group. The bounds check is often not in the user's code at all: tilelang adds it
+      when the extent (2047, or a run-time `T.dynamic("N")`) is not a multiple of the vector width;
+    * a `T.Parallel` loop whose own `if` or `T.if_then_else` compares the innermost variable with a
+      bound that is not a multiple of the vector width, which makes the planner pick one lane.
+
+    The finding sits on each load/store statement under the check (on the loop header when lowering
+    rebuilt the statement, as it does around a precision cast) and names the predicate, the bound, the
+    vector width and the fix. A bound that is a multiple of the width is clean: tilelang hoists
+    the check to thread level and keeps the 128-bit accesses (N=4104 with 8 x fp16 lanes).
+
+    Why is this slow?
+    -----------------
+    Every lane is loaded, tested and stored on its own, inside a serial loop. Measured on one H200
+    (shared/facts/h200-impact.md): fp16 add over N=2^28 elements runs at 4153 GB/s; with N=2^28-1 the
+    lane-dependent check makes it scalar and it runs at 1441 GB/s, 2.88x slower, for one missing
+    element.
+
+    Example
+    -------
+    ```python
+    N = 2047                        # or N = T.dynamic("N")
+    for i in T.Parallel(1024):      # 8 fp16 per thread, checked lane by lane against 2047
+        C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
+    ```
+
+    Use instead
+    -----------
+    Pad the data to a multiple of the vector width (N=2048) and ignore the padding, or split the
+    loop into an aligned body and a separate tail:
+    ```python
+    body = N // 8 * 8
+    for i in T.Parallel(1024):      # uint4: the check is uniform over each 8-lane group
+        if bx * 1024 + i < body:
+            C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
+    for i in T.Parallel(8):         # the last N - body elements, scalar but tiny
+        if bx == 0 and body + i < N:
+            C[body + i] = A[body + i] + B[body + i]
+    ```
+    For a run-time length that is always a multiple of the width, state it: `T.assume(N % 8 == 0)`
+    restores the `uint4` accesses. Both forms were verified to compile to 128-bit accesses with
+    tilelang 0.1.15 (the GOOD examples below).
+
+    References
+    ----------
+    * shared/facts/h200-impact.md (N=2^28 vs 2^28-1: 4153 vs 1441 GB/s)
+    * shared/facts/tilelang-0.1.15.md, sections B.2 (LegalizeSafeMemoryAccess adds the check,
+      VectorizeLoop scalarizes into `*_s`), B.6 (N=2048 vs 2047 vs 4104 TIR), G.2 (signature)
+    """
+
+    code = "TLV002"
+    slug = "lane-dependent-predicate"
+    severity = "warning"
+    kind = "ir"
+    fix = "Pad the length to a multiple of the vector width, or split the loop into an aligned body and a tail"
+
+    BAD = [
+        Example('''
+            import tilelang.language as T
+
+
+            def add(N, block=1024):
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] + B[bx * block + i]  # expect: lane-dependent-predicate
+
+                return main
+
+
+            add_2047 = add(2047)
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def scale(block=1024):
+                N = T.dynamic("N")
+
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.bfloat16), C: T.Tensor((N,), T.bfloat16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] * 2  # expect: lane-dependent-predicate
+
+                return main
+
+
+            scale_dynamic = scale()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def relu(N=100000, block=512):
+                @T.prim_func
+                def main(X: T.Tensor((N,), T.float32), Y: T.Tensor((N,), T.float32)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        x = T.alloc_fragment((block,), T.float32)
+                        for i in T.Parallel(block):
+                            x[i] = T.if_then_else(bx * block + i < N - 1, X[bx * block + i], 0.0)  # expect: lane-dependent-predicate
+                        for i in T.Parallel(block):
+                            if bx * block + i < N - 1:
+                                Y[bx * block + i] = T.max(x[i], 0.0)  # expect: lane-dependent-predicate
+
+                return main
+
+
+            relu_all_but_last = relu()
+        '''),
+    ]
+    GOOD = [
+        Example('''
+            import tilelang.language as T
+
+
+            def add(N, block=1024):
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+
+                return main
+
+
+            add_2048 = add(2048)
+            # 4104 = 513 x 8: the check is hoisted to thread level and the accesses stay 128-bit
+            add_4104 = add(4104)
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def scale(block=1024):
+                N = T.dynamic("N")
+
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.bfloat16), C: T.Tensor((N,), T.bfloat16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        T.assume(N % 8 == 0)
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] * 2
+
+                return main
+
+
+            scale_dynamic_aligned = scale()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def add_split(N, block=1024):
+                body = N // 8 * 8
+
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+                        for i in T.Parallel(block):
+                            if bx * block + i < body:
+                                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+                        for i in T.Parallel(8):
+                            if bx == 0 and body + i < N:
+                                C[body + i] = A[body + i] + B[body + i]
+
+                return main
+
+
+            # 128-bit body up to 2040, eight scalar elements for the tail
+            add_2047_split = add_split(2047)
+        '''),
+    ]
+
+    def check(self, ctx: RuleContext) -> None:
+        vectors = analyse(ctx.kernel)
+        widest: dict[int, Verdict] = {}
+        for verdict in vectors.verdicts:
+            best = widest.get(verdict.line)
+            if best is None or verdict.expected_bits / verdict.emitted_bits > best.expected_bits / best.emitted_bits:
+                widest[verdict.line] = verdict
+        # lowering may split one statement into several serial loops (a cast copies in and out)
+        scalar: dict[int, tuple] = {}
+        for loop in vectors.scalar_loops:
+            for line, buffers in loop.buffers.items():
+                _, names = scalar.setdefault(line, (loop, []))
+                names += [b for b in buffers if b not in names]
+        for line, (loop, buffers) in sorted(scalar.items()):
+            if line not in vectors.insignificant_lines:
+                self._report(ctx, line, scalar_loop_cause(loop), widest.get(line), buffers, "one element at a time")
+        reported = set(scalar)
+        for verdict in vectors.verdicts:
+            cause = next((c for c in verdict.causes if c.kind == "predicate"), None)
+            if cause is not None and verdict.line not in reported:
+                reported.add(verdict.line)
+                worst = widest[verdict.line]
+                buffers = [v.ref.buffer for v in vectors.verdicts if v.line == verdict.line]
+                self._report(ctx, verdict.line, cause, worst, buffers,
+                             f"{worst.emitted_bits} bits at a time instead of {worst.expected_bits}")
+
+    @staticmethod
+    def _report(ctx: RuleContext, line: int, cause, verdict: Verdict | None, buffers, how: str) -> None:
+        text = cause.text[0].upper() + cause.text[1:]
+        cuda = sorted({n for a in ctx.kernel.accesses if a.line == line for n in a.cuda_lines})
+        source = ctx.kernel.source.splitlines()
+        names = list(dict.fromkeys(buffers))
+        joined = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        verb = "is" if len(names) == 1 else "are"
+        ctx.report(line, f"{text}: {joined} {verb} accessed {how}", fix=cause.fix,
+                   cuda_lines=cuda or None,
+                   evidence=[source[n - 1].strip() for n in cuda[:MAX_EVIDENCE_LINES] if n <= len(source)],
+                   expected_bits=verdict.expected_bits if verdict else None,
+                   emitted_bits=verdict.emitted_bits if verdict else None)

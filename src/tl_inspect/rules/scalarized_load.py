@@ -1,0 +1,277 @@
+"""TLV001 scalarized-load: a global access emitted narrower than 128 bits where a full vector was possible."""
+
+from __future__ import annotations
+
+from tl_inspect.rules.base import Example, Rule, RuleContext
+from tl_inspect.vectorization import Verdict, analyse
+
+MAX_EVIDENCE_LINES = 3
+
+
+class ScalarizedLoad(Rule):
+    """Global load or store emitted narrower than 128 bits where the access pattern allowed a full vector.
+
+    What it does
+    ------------
+    Compares the width of every global load and store in the generated CUDA with what the access
+    pattern allows. The footprint of an access across one thread block decides whether a 128-bit
+    access was possible (aligned runs of contiguous elements: 8 x fp16, 4 x fp32, 16 x fp8); the index
+    expressions decide why the compiler emitted fewer lanes:
+
+    * one or two elements per thread (`T.Parallel(128)` over 128 threads, a `T.copy` tile that does not
+      split into 8-element groups per thread, consecutive elements indexed by `threadIdx` itself);
+    * a strided or transposed index, in the access itself or in any other access of the same loop,
+      including shared memory read in transposed order: the vectorizer picks one width per loop;
+    * an index that is not affine in the innermost loop variable (`A[(i * 5) % 1024]`, `A[i // 2]`);
+    * an offset or a row length that breaks 16-byte alignment (`A[bx * 1024 + i + 1]`, rows of 4095
+      fp16 elements, rows of run-time length `N` in a 2-D kernel);
+    * a per-thread `T.serial` loop over contiguous elements (never vectorized);
+    * a fragment whose layout an earlier, unvectorized loop fixed;
+    * a store in the same `T.Parallel` loop whose index does not advance with the lane (reported by
+      invariant-index-store when that rule runs).
+
+    A statement that lowering rebuilds (a cast split into copy loops) is reported on its loop header.
+
+    Accesses that cannot be wider stay silent: one element per block (`Y[bx] = s[0]`), a column read
+    or a gather, an access that moves less than 1/8 of the bytes of the kernel's largest access (per-row
+    statistics, group scales), the 64-bit store of an fp32 -> fp16 cast (capped at 4 lanes by the
+    cast, tilelang-0.1.15 facts H.1), and accesses through a fragment whose layout a tile op fixes
+    (a `T.gemm` accumulator, a `T.reduce_*` output). Where the cause is a lane-dependent bounds check
+    or an invariant-index store, only that rule reports the statement.
+
+    Why is this slow?
+    -----------------
+    A memory-bound kernel moves the same bytes with up to 8x more memory instructions (a 128-bit access
+    carries 16 fp8, 8 fp16 or 4 fp32 elements). Measured on one H200
+    (shared/facts/h200-impact.md): fp16 add over 2^28 elements runs at 4153 GB/s with 8 elements per
+    thread (`uint4`) and at 2098 GB/s with `T.Parallel(threads)`, one element per thread (1.98x).
+    The vectorizer picks one width per loop (tilelang-0.1.15 facts B.2, G.1), so a single misaligned
+    or transposed access (`A[bx * 1024 + i + 1]`) scalarizes every access of that loop, aligned
+    ones included (facts I); rows whose length is not a multiple of the vector width drop the whole
+    loop to one element per thread (facts I).
+
+    Example
+    -------
+    ```python
+    for i in T.Parallel(128):                # with threads=128: one fp16 per thread
+        C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+    ```
+
+    Use instead
+    -----------
+    ```python
+    for i in T.Parallel(1024):               # with threads=128: 8 contiguous fp16 per thread, uint4
+        C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
+    ```
+    Pad rows to a multiple of the vector width (or, for a run-time row length that always is one,
+    state it with `T.assume(N % 8 == 0)`, which restores `uint4` in tilelang 0.1.15), transpose inside
+    shared memory and move tiles with `T.copy`, keep offsets 16-byte aligned, and write per-thread
+    loops as `T.vectorized`.
+
+    References
+    ----------
+    * shared/facts/h200-impact.md (H200 bandwidth with and without 128-bit accesses)
+    * shared/facts/tilelang-0.1.15.md, sections B.2 (vector width planner), G.1 (scalar access
+      signatures), H.1 (fp32 -> fp16 cast cap), I (misaligned rows, partial vectorization)
+    """
+
+    code = "TLV001"
+    slug = "scalarized-load"
+    severity = "warning"
+    kind = "ir"
+    fix = "Make the access contiguous, 16-byte aligned and at least 128 bits per thread"
+    yields_to = ("lane-dependent-predicate", "invariant-index-store")
+
+    BAD = [
+        Example('''
+            import tilelang.language as T
+
+
+            def add(N, block, threads=128):
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(N // block, threads=threads) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] + B[bx * block + i]  # expect: scalarized-load
+
+                return main
+
+
+            add_one_per_thread = add(1 << 20, block=128)
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def shift(N=4096, block=1024):
+                @T.prim_func
+                def main(A: T.Tensor((N + 8,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(N // block, threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i + 1]  # expect: scalarized-load
+
+                return main
+
+
+            shift_by_one = shift()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def transpose(M=1024, N=1024, B=64):
+                @T.prim_func
+                def main(A: T.Tensor((M, N), T.float16), At: T.Tensor((N, M), T.float16)):
+                    with T.Kernel(N // B, M // B, threads=128) as (bx, by):
+                        As = T.alloc_shared((B, B), T.float16)
+                        T.copy(A[by * B, bx * B], As)
+                        for i, j in T.Parallel(B, B):
+                            At[bx * B + i, by * B + j] = As[j, i]  # expect: scalarized-load
+
+                return main
+
+
+            transpose_from_shared = transpose()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def scale_rows(M=4096, N=4095):
+                @T.prim_func
+                def main(X: T.Tensor((M, N), T.bfloat16), S: T.Tensor((M,), T.bfloat16), Y: T.Tensor((M, N), T.bfloat16)):
+                    with T.Kernel(M, threads=128) as bx:
+                        for j in T.Parallel(N):
+                            Y[bx, j] = X[bx, j] * S[bx]  # expect: scalarized-load
+
+                return main
+
+
+            scale_odd_rows = scale_rows()
+        '''),
+    ]
+    GOOD = [
+        Example('''
+            import tilelang.language as T
+
+
+            def add(N, block, threads=128):
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(N // block, threads=threads) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+
+                return main
+
+
+            add_eight_per_thread = add(1 << 20, block=1024)
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def transpose(M=1024, N=1024, B=64):
+                @T.prim_func
+                def main(A: T.Tensor((M, N), T.float16), At: T.Tensor((N, M), T.float16)):
+                    with T.Kernel(N // B, M // B, threads=128) as (bx, by):
+                        As = T.alloc_shared((B, B), T.float16)
+                        Bs = T.alloc_shared((B, B), T.float16)
+                        T.copy(A[by * B, bx * B], As)
+                        for i, j in T.Parallel(B, B):
+                            Bs[i, j] = As[j, i]
+                        T.copy(Bs, At[bx * B, by * B])
+
+                return main
+
+
+            transpose_in_shared = transpose()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def cast(N=1 << 20, block=1024):
+                @T.prim_func
+                def main(A: T.Tensor((N,), T.float32), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(N // block, threads=128) as bx:
+                        for i in T.Parallel(block):
+                            C[bx * block + i] = T.Cast(T.float16, A[bx * block + i])
+
+                return main
+
+
+            # the fp16 store is 64-bit: the cast caps the loop at 4 lanes, which is not a scalarized access
+            cast_to_half = cast()
+        '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def row_sum(M=4096, N=4096):
+                @T.prim_func
+                def main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M,), T.float32)):
+                    with T.Kernel(M, threads=128) as bx:
+                        x = T.alloc_fragment((N,), T.float32)
+                        s = T.alloc_fragment((1,), T.float32)
+                        T.copy(X[bx, 0:N], x)
+                        T.reduce_sum(x, s, dim=0)
+                        Y[bx] = s[0]
+
+                return main
+
+
+            # one scalar per row is all there is to store
+            row_sums = row_sum()
+        '''),
+    ]
+
+    def check(self, ctx: RuleContext) -> None:
+        by_line: dict[int, list[Verdict]] = {}
+        for verdict in analyse(ctx.kernel).verdicts:
+            by_line.setdefault(verdict.line, []).append(verdict)
+        source = ctx.kernel.source.splitlines()
+        for line, verdicts in sorted(by_line.items()):
+            worst = max(verdicts, key=lambda v: (v.expected_bits / v.emitted_bits, v.expected_bits))
+            cause = worst.causes[0]
+            others = len(worst.causes) - 1
+            message = (
+                f"{describe(verdicts)} {'is' if len(verdicts) == 1 else 'are'} {widths(verdicts)}: {cause.text}"
+                + (f" (and {others} more cause{'s' * (others != 1)})" if others else "")
+            )
+            cuda = sorted({n for v in verdicts for n in v.cuda_lines})
+            ctx.report(
+                line, message, fix=cause.fix, cuda_lines=cuda or None,
+                evidence=[source[n - 1].strip() for n in cuda[:MAX_EVIDENCE_LINES] if n <= len(source)],
+                expected_bits=worst.expected_bits, emitted_bits=worst.emitted_bits,
+            )
+
+
+def describe(verdicts) -> str:
+    """"The C store and the A and B loads", naming each buffer once per kind."""
+    parts = []
+    for kind in ("store", "load"):
+        names = []
+        for verdict in verdicts:
+            if verdict.ref.kind == kind and verdict.ref.buffer not in names:
+                names.append(verdict.ref.buffer)
+        if names:
+            joined = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+            parts.append(f"the {joined} {kind}{'s' * (len(names) > 1)}")
+    text = " and ".join(parts)
+    return text[0].upper() + text[1:]
+
+
+def widths(verdicts) -> str:
+    """"emitted 16 bits wide (1 x float16) where 128-bit accesses were possible", per buffer if they differ."""
+    shapes = {(v.emitted_lanes, v.ref.dtype, v.expected_bits) for v in verdicts}
+    if len(shapes) == 1:
+        (lanes, dtype, expected), = shapes
+        bits = verdicts[0].emitted_bits
+        return f"emitted {bits} bits wide ({lanes} x {dtype}) where {expected}-bit accesses were possible"
+    seen, each = set(), []
+    for v in verdicts:
+        if v.ref.buffer not in seen:
+            seen.add(v.ref.buffer)
+            each.append(f"{v.ref.buffer}: {v.emitted_bits} of {v.expected_bits} bits")
+    return f"emitted narrower than possible ({'; '.join(each)})"
