@@ -15,7 +15,6 @@ import pytest
 from conftest import ROOT
 from gitrepo import GIT_ENV, Repo
 from tl_inspect.cli import main
-from tl_inspect.rules import base
 
 KERNELS = '''import tilelang
 import tilelang.language as T
@@ -33,7 +32,8 @@ def ew_add(N, block=1024, threads=128, dtype=T.float16):
 {extra}
 add = ew_add({n})
 '''
-STORE_LINE = 10  # the statement the rule flags in KERNELS
+STORE_LINE = 10  # the statement lane-dependent-predicate flags in KERNELS when N = 2047, not when N = 2048
+SLUG, CODE = "lane-dependent-predicate", "TLV002"
 SCALE = '''
 
 def ew_scale(N, block=1024):
@@ -67,44 +67,6 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TL_INSPECT_CACHE_DIR", str(tmp_path / "tl-inspect-cache"))
 
 
-@pytest.fixture(scope="module")
-def slug():
-    """A rule that fires on N=2047 (the store loses its vector width) and not on N=2048.
-
-    Test-only, registered for this module alone; it reads the real inspector's accesses."""
-
-    class ScalarStoreProbe(base.Rule):
-        """A global store emitted element by element (test-only)
-
-        ## What it does
-        Flags a store to global memory that the compiler emitted one element at a time.
-
-        ## Why is this slow?
-        Narrow stores waste bandwidth.
-
-        ## Example
-        `N = 2047` elementwise add.
-
-        ## Use instead
-        `N = 2048`.
-        """
-
-        code = "TLX001"
-        slug = "scalar-store-probe"
-        severity = "warning"
-        kind = "codegen"
-        fix = "make the length a multiple of the vector width"
-
-        def check(self, ctx):
-            lines = {a.line for a in ctx.kernel.accesses
-                     if a.kind == "store" and a.width_class == "scalar" and a.line}
-            for line in sorted(lines):
-                ctx.report(line, "store emitted element by element")
-
-    yield ScalarStoreProbe.slug
-    del base._REGISTRY[ScalarStoreProbe.code]
-
-
 def run(monkeypatch, capsys, cwd, *args: str) -> tuple[int, dict | None, str]:
     """`tl-inspect ARGS` in `cwd`, in this process; returns the exit status, the JSON report, stderr."""
     monkeypatch.chdir(cwd)
@@ -121,17 +83,17 @@ def run(monkeypatch, capsys, cwd, *args: str) -> tuple[int, dict | None, str]:
 
 
 def findings(document: dict) -> list[tuple[str, str, str, int]]:
-    """(file name, kernel, slug, line) of every finding."""
+    """(file name, kernel, SLUG, line) of every finding."""
     return sorted((os.path.basename(f["file"]), k["name"], f["slug"], f["line"])
                   for k in document["kernels"] for f in k["findings"])
 
 
-def test_config_precedence(tmp_path, monkeypatch, capsys, slug):
+def test_config_precedence(tmp_path, monkeypatch, capsys):
     repo = Repo(tmp_path)
     # the factory is not instantiated in the file: the configuration's cases name the kernels
     repo.write("kernels/add.py", kernel_file().replace("add = ew_add(2047)\n", ""))
     repo.write("pyproject.toml", f'''[tool.tl-inspect]
-select = ["{slug}"]
+select = ["{SLUG}"]
 arch = "sm_80"
 fail-on = "error"
 jobs = 1
@@ -144,7 +106,7 @@ jobs = 1
     status, document, _ = run(monkeypatch, capsys, repo_path, ".")
     assert document["arch"] == "sm_80"
     assert [k["name"] for k in document["kernels"]] == ["ew_add[N=2047]", "ew_add[N=2048]"]
-    assert findings(document) == [("add.py", "ew_add[N=2047]", slug, STORE_LINE)]
+    assert findings(document) == [("add.py", "ew_add[N=2047]", SLUG, STORE_LINE)]
     assert status == 0  # a warning, under the file's fail-on = "error"
 
     status, document, _ = run(monkeypatch, capsys, repo_path, "--arch", "sm_86", "--fail-on", "warning", ".")
@@ -154,55 +116,55 @@ jobs = 1
 
     # per-file-ignores, relative to the pyproject.toml
     with open(tmp_path / "pyproject.toml", "a") as f:
-        f.write(f'[tool.tl-inspect.per-file-ignores]\n"kernels/*" = ["{slug}"]\n')
+        f.write(f'[tool.tl-inspect.per-file-ignores]\n"kernels/*" = ["{SLUG}"]\n')
     status, document, _ = run(monkeypatch, capsys, repo_path, "--fail-on", "info", ".")
     assert findings(document) == [] and status == 0
 
 
-def test_suppression_forms_and_unused_suppressions(tmp_path, monkeypatch, capsys, slug):
+def test_suppression_forms_and_unused_suppressions(tmp_path, monkeypatch, capsys):
     repo = Repo(tmp_path)
     repo.write("plain.py", kernel_file())
-    repo.write("trailing.py", kernel_file(comment=f"  # tl-inspect: ignore[{slug}]"))
-    repo.write("by_code.py", kernel_file(comment="  # tl-inspect: ignore[TLX]"))
-    above = kernel_file().replace("                C[bx", f"                # tl-inspect: ignore[{slug}]\n"
+    repo.write("trailing.py", kernel_file(comment=f"  # tl-inspect: ignore[{SLUG}]"))
+    repo.write("by_code.py", kernel_file(comment="  # tl-inspect: ignore[TLV0]"))
+    above = kernel_file().replace("                C[bx", f"                # tl-inspect: ignore[{SLUG}]\n"
                                                         "                C[bx")
     repo.write("above.py", above)
-    repo.write("file_wide.py", kernel_file(extra=f"# tl-inspect: ignore-file[{slug}]\n"))
-    repo.write("unused.py", kernel_file(n=2048, comment=f"  # tl-inspect: ignore[{slug}]"))
-    repo.write("misspelt.py", kernel_file(comment="  # tl-inspect: ignore[scalar-store-prob]"))
+    repo.write("file_wide.py", kernel_file(extra=f"# tl-inspect: ignore-file[{SLUG}]\n"))
+    repo.write("unused.py", kernel_file(n=2048, comment=f"  # tl-inspect: ignore[{SLUG}]"))
+    repo.write("misspelt.py", kernel_file(comment="  # tl-inspect: ignore[lane-dependent-predicat]"))
     repo.commit("suppressions")
 
     status, document, _ = run(monkeypatch, capsys, tmp_path, ".")
     assert status == 1
     assert findings(document) == [
-        ("misspelt.py", "add", slug, STORE_LINE),
+        ("misspelt.py", "add", SLUG, STORE_LINE),
         ("misspelt.py", "add", "unused-suppression", STORE_LINE),
-        ("plain.py", "add", slug, STORE_LINE),
+        ("plain.py", "add", SLUG, STORE_LINE),
         ("unused.py", "add", "unused-suppression", STORE_LINE),
     ]
     messages = {f["file"]: f["message"] for k in document["kernels"] for f in k["findings"]
                 if f["rule"] == "TLV900"}
-    assert messages["./misspelt.py"] == "`tl-inspect: ignore[scalar-store-prob]` names no known rule: scalar-store-prob"
-    assert messages["./unused.py"] == f"unused suppression: no {slug} finding on this statement"
+    assert messages["./misspelt.py"] == "`tl-inspect: ignore[lane-dependent-predicat]` names no known rule: lane-dependent-predicat"
+    assert messages["./unused.py"] == f"unused suppression: no {SLUG} finding on this statement"
 
     # unused-suppression is a rule like the others: it can be ignored, and it never fires for a rule
     # that was not run
     status, document, _ = run(monkeypatch, capsys, tmp_path, "--ignore", "unused-suppression", ".")
-    assert [f[2] for f in findings(document)] == [slug, slug]
+    assert [f[2] for f in findings(document)] == [SLUG, SLUG]
     status, document, _ = run(monkeypatch, capsys, tmp_path, "--select", "unused-suppression", "unused.py")
     assert findings(document) == [] and status == 0
 
 
-def test_baseline_survives_a_line_shift_and_fails_on_a_new_defect(tmp_path, monkeypatch, capsys, slug):
+def test_baseline_survives_a_line_shift_and_fails_on_a_new_defect(tmp_path, monkeypatch, capsys):
     repo = Repo(tmp_path)
     repo.write("kernels/add.py", kernel_file())
     repo.commit("kernels")
     status, document, err = run(monkeypatch, capsys, tmp_path, "--write-baseline", "baseline.json", "kernels")
-    assert status == 0 and findings(document) == [("add.py", "add", slug, STORE_LINE)]
+    assert status == 0 and findings(document) == [("add.py", "add", SLUG, STORE_LINE)]
     assert "wrote 1 finding(s) to baseline.json" in err
     written = json.loads((tmp_path / "baseline.json").read_text())["findings"]
     assert [(e["file"], e["kernel"], e["slug"], e["count"]) for e in written] == [
-        ("kernels/add.py", "add", slug, 1)]
+        ("kernels/add.py", "add", SLUG, 1)]
     repo.commit("baseline")
 
     status, document, err = run(monkeypatch, capsys, tmp_path, "--baseline", "baseline.json", "kernels")
@@ -221,17 +183,17 @@ def test_baseline_survives_a_line_shift_and_fails_on_a_new_defect(tmp_path, monk
     repo.write("kernels/add.py", with_scale)
     status, document, _ = run(monkeypatch, capsys, tmp_path, "--baseline", "baseline.json", "kernels")
     assert status == 1
-    assert findings(document) == [("add.py", "scale", slug, line_of(with_scale, SCALE_STORE))]
+    assert findings(document) == [("add.py", "scale", SLUG, line_of(with_scale, SCALE_STORE))]
 
     # the baselined defect fixed: its entry is listed as no longer occurring
     repo.write("kernels/add.py", shifted.replace("ew_add(2047)", "ew_add(2048)"))
     status, document, err = run(monkeypatch, capsys, tmp_path, "--baseline", "baseline.json", "kernels")
     assert (status, findings(document)) == (0, [])
     assert "0 finding(s) baselined, 1 entry no longer occur" in err
-    assert f"  kernels/add.py add: TLX001 {slug}: C [ bx * block + i ] =" in err
+    assert f"  kernels/add.py add: {CODE} {SLUG}: C [ bx * block + i ] =" in err
 
 
-def test_diff_against_and_new_only_on_a_two_commit_history(tmp_path, monkeypatch, capsys, slug):
+def test_diff_against_and_new_only_on_a_two_commit_history(tmp_path, monkeypatch, capsys):
     repo = Repo(tmp_path)
     repo.write("a.py", kernel_file())
     repo.write("b.py", kernel_file())
@@ -243,11 +205,11 @@ def test_diff_against_and_new_only_on_a_two_commit_history(tmp_path, monkeypatch
 
     status, document, _ = run(monkeypatch, capsys, tmp_path, "--diff-against", "HEAD~1", ".")
     assert [f["path"] for f in document["files"]] == ["./a.py"]
-    assert findings(document) == [("a.py", "add", slug, STORE_LINE), ("a.py", "scale", slug, scale_line)]
+    assert findings(document) == [("a.py", "add", SLUG, STORE_LINE), ("a.py", "scale", SLUG, scale_line)]
     assert status == 1
 
     status, document, _ = run(monkeypatch, capsys, tmp_path, "--diff-against", "HEAD~1", "--new-only", ".")
-    assert findings(document) == [("a.py", "scale", slug, scale_line)] and status == 1
+    assert findings(document) == [("a.py", "scale", SLUG, scale_line)] and status == 1
 
     # nothing changed since HEAD: nothing to inspect is a clean run, not an error
     status, document, _ = run(monkeypatch, capsys, tmp_path, "--diff-against", "HEAD", ".")
@@ -257,19 +219,19 @@ def test_diff_against_and_new_only_on_a_two_commit_history(tmp_path, monkeypatch
     assert status == 2 and err == "tl-inspect: error: --new-only needs --diff-against REV\n"
 
 
-def test_statistics_and_rule_documentation(tmp_path, monkeypatch, capsys, slug):
+def test_statistics_and_rule_documentation(tmp_path, monkeypatch, capsys):
     repo = Repo(tmp_path)
     repo.write("a.py", kernel_file(extra=SCALE))
     repo.commit("kernels")
     monkeypatch.chdir(tmp_path)
     assert main(["--statistics", "a.py"]) == 1
-    assert capsys.readouterr().out == f"    2  TLX001  {slug}\n"
+    assert capsys.readouterr().out == f"    2  {CODE}  {SLUG}\n"
     assert main(["--statistics", "--format", "json", "a.py"]) == 1
-    assert json.loads(capsys.readouterr().out) == [{"code": "TLX001", "name": slug, "count": 2}]
+    assert json.loads(capsys.readouterr().out) == [{"code": CODE, "name": SLUG, "count": 2}]
 
     assert main(["rules"]) == 0
     listed = capsys.readouterr().out.splitlines()
-    assert any(line.startswith(f"TLX001  {slug}") for line in listed)
+    assert any(line.startswith(f"{CODE}  {SLUG}") for line in listed)
     assert listed[-1].startswith("TLV900  unused-suppression")
     assert main(["rule", "unused-suppression"]) == 0
     text = capsys.readouterr().out
@@ -329,6 +291,7 @@ def test_pre_commit_try_repo(tmp_path):
 
     project = Repo(tmp_path / "project")
     project.write("clean.py", kernel_file(n=2048))
+    project.write("bad.py", kernel_file(n=2047))
     project.write("broken.py", "import tilelang\nraise RuntimeError('no GPU here')\n")
     project.write("setup.py", "raise SystemExit('setup.py must not be executed by the hook')\n")
     project.git("add", "-A")
@@ -343,6 +306,8 @@ def test_pre_commit_try_repo(tmp_path):
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "tl-inspect" in passed.stdout and "Passed" in passed.stdout
 
-    failed = try_repo("clean.py", "broken.py")
+    failed = try_repo("clean.py", "bad.py", "broken.py")
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    assert "Failed" in failed.stdout and "RuntimeError: no GPU here" in failed.stdout
+    assert "Failed" in failed.stdout
+    assert f"bad.py:{STORE_LINE}" in failed.stdout and SLUG in failed.stdout
+    assert "RuntimeError: no GPU here" in failed.stdout
