@@ -237,6 +237,10 @@ def test_statistics_and_rule_documentation(tmp_path, monkeypatch, capsys):
     text = capsys.readouterr().out
     for heading in ("What it does", "Why is this bad?", "Example", "Use instead"):
         assert heading in text
+    assert main(["rule", CODE]) == 0
+    text = capsys.readouterr().out
+    assert f"{CODE} {SLUG} (warning)" in text and "Why is this slow?" in text
+    assert "GB/s" in text  # the measured figure from the rule's documentation
     assert main(["rule", "no-such-rule"]) == 2
     assert "unknown rule 'no-such-rule'" in capsys.readouterr().err
 
