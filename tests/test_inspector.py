@@ -261,7 +261,7 @@ def test_unchanged_files_are_served_from_the_cache_and_edits_invalidate_it(tmp_p
     env = {**os.environ, "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.path.join(ROOT, "src")}
 
     def kernels():
-        proc = _run_cli(str(user_file), "--format", "json", env=env)
+        proc = _run_cli(str(user_file), "--format", "json", "--exit-zero", env=env)
         assert proc.returncode == 0, proc.stderr
         document = json.loads(proc.stdout)
         return [k["name"] for k in document["kernels"]], document["files"][0]["cached"]

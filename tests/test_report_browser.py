@@ -6,12 +6,14 @@ the picture in the README."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
 import pytest
 
 from report_data import KERNELS_FILE, ROOT, UPDATE_SNAPSHOTS, report_run  # noqa: F401  (a fixture)
+from tl_inspect.cli import main as tl_inspect_main
 from tl_inspect.reports.html import kernel_href, write_html
 
 CHROMIUM = "/usr/bin/chromium"
@@ -70,9 +72,6 @@ def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, 
     assert "hl" in classes(page, "#py-15") and "hl" in classes(page, "#cu-21")
     assert page.is_visible("#cu-21")
     page.screenshot(path=str(tmp_path / "kernel-page.png"))
-    if UPDATE_SNAPSHOTS:
-        os.makedirs(os.path.dirname(README_SCREENSHOT), exist_ok=True)
-        shutil.copyfile(tmp_path / "kernel-page.png", README_SCREENSHOT)
     page.keyboard.press("k")
     assert page.evaluate("document.activeElement.id") == "finding-1"
     assert "hl" in classes(page, "#cu-20") and "hl" not in classes(page, "#cu-21")
@@ -105,3 +104,29 @@ def test_index_sorts_and_filters(report_run, tmp_path, page, monkeypatch):
     assert len(page.evaluate(kernels)) == 2
     page.fill("#filter", "no such kernel")
     assert page.is_visible("#no-match")
+
+
+def test_real_run_links_a_finding_to_its_cuda_and_pictures_it_for_the_readme(tmp_path, page, monkeypatch):
+    """The whole pipeline, real rules included, as the README's first command runs it."""
+    monkeypatch.chdir(ROOT)
+    target = "fixtures/kernels/vec_elementwise_1d.py"
+    report, findings = tmp_path / "report", tmp_path / "findings.json"
+    status = tl_inspect_main([target, "--html", str(report), "--format", "json", "-o", str(findings), "--no-cache"])
+    assert status == 1
+    kernel = next(k for k in json.loads(findings.read_text())["kernels"] if k["findings"])
+    finding = kernel["findings"][0]
+    pages = [p.name for p in report.iterdir() if p.name.startswith("k_") and f"_{kernel['name']}_" in p.name]
+    assert len(pages) == 1
+    page.goto((report / pages[0]).as_uri())
+
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.id") == "finding-1"
+    page.click(f"#py-{finding['line']}", position={"x": 60, "y": 6})
+    assert finding["cuda_lines"]
+    for line in finding["cuda_lines"]:
+        assert "hl" in classes(page, f"#cu-{line}")
+    page.screenshot(path=str(tmp_path / "kernel-page.png"))
+    assert (tmp_path / "kernel-page.png").stat().st_size > 10_000
+    if UPDATE_SNAPSHOTS:
+        os.makedirs(os.path.dirname(README_SCREENSHOT), exist_ok=True)
+        shutil.copyfile(tmp_path / "kernel-page.png", README_SCREENSHOT)

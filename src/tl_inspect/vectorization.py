@@ -221,11 +221,11 @@ class _Analysis:
             elif isinstance(stmt, ir.For) and stmt.kind == "thread_binding":
                 self.block_vars.add(stmt.var)
             elif isinstance(stmt, ir.Eval) and stmt.expr[0] == "call":
-                regions = _regions(stmt.expr)
+                regions = ir.regions(stmt.expr)
                 if any(m in stmt.expr[1] for m in _GEMM_MARKERS):
-                    fixed = [buffer for buffer, _, _ in regions]
+                    fixed = [region.buffer for region in regions]
                 elif stmt.expr[1] == _REDUCE_OP:
-                    fixed = [buffer for buffer, _, _ in regions[1:2]]
+                    fixed = [region.buffer for region in regions[1:2]]
                 else:
                     fixed = []
                 self.bound_fragments |= {b for b in fixed if self.func.scope_of(b).startswith("local")}
@@ -337,7 +337,7 @@ class _Analysis:
     def _copy_unit(self, stmt: ir.Eval, outer: tuple) -> Unit | None:
         if stmt.expr[0] != "call" or stmt.expr[1] != "tl.tileop.copy":
             return None
-        regions = _regions(stmt.expr)
+        regions = [(r.buffer, r.start, tuple(_int_or_none(e) for e in r.extents)) for r in ir.regions(stmt.expr)]
         if len(regions) != 2:
             return None
         (src, src_base, src_ext), (dst, dst_base, dst_ext) = regions
@@ -1094,17 +1094,6 @@ def _opaque_loads(expr) -> tuple:
             gathered = gathered.union(*(g for _, g in pairs))
         parts.append(item)
     return tuple(parts), gathered
-
-
-def _regions(call) -> list:
-    """(buffer, base indices, extents) of every `tl.region` argument of a tile-op call."""
-    out = []
-    for arg in call[2]:
-        if arg[0] == "call" and arg[1] == "tl.region" and arg[2] and arg[2][0][0] == "load":
-            load = arg[2][0]
-            extents = tuple(_int_or_none(e) for e in arg[2][2:])
-            out.append((load[1], load[2], extents))
-    return out
 
 
 def _region_text(base, extent) -> str:

@@ -41,6 +41,7 @@ def build_line_map(
     # (indentation, Python line) of user statements whose block is still open
     enclosing: list[tuple[int, int]] = []
     statement_indent: int | None = None
+    opens_block = False
     gemm_runs = -1  # index into gemm_lines of the current GEMM expansion
     in_gemm_run = False
     for raw in text.splitlines(keepends=True):
@@ -61,9 +62,11 @@ def build_line_map(
             statement_indent = None
             continue
         indent = len(raw) - len(raw.lstrip())
-        closes = raw.strip().startswith("}")
-        if mode == "user" and statement_indent is None:
-            statement_indent = indent
+        code = raw.strip()
+        # `} else {` continues the statement; only a bare `}` closes a block
+        closes = code.startswith("}") and not code.endswith("{")
+        if mode == "user" and statement_indent is None and not code.startswith("#pragma"):
+            statement_indent, opens_block = indent, code.endswith("{")
             while enclosing and enclosing[-1][0] >= indent:
                 enclosing.pop()
             enclosing.append((indent, current))
@@ -82,8 +85,9 @@ def build_line_map(
             line = outer[-1] if outer else None
         else:
             line = None
-        if closes and mode == "user" and statement_indent is not None and indent <= statement_indent:
-            mode = "none"  # the statement's block is closed; what follows has no directive of its own
+        if mode == "user" and closes and statement_indent is not None and (
+                indent < statement_indent or (indent == statement_indent and opens_block)):
+            mode = "none"  # the statement is over; what follows has no directive of its own
         kept.append(raw)
         mapping.append(None if _BRACES_ONLY.match(raw) else line)
     return "".join(kept), tuple(mapping)
