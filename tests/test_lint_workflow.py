@@ -131,12 +131,14 @@ def test_suppression_forms_and_unused_suppressions(tmp_path, monkeypatch, capsys
     repo.write("above.py", above)
     repo.write("file_wide.py", kernel_file(extra=f"# tl-inspect: ignore-file[{SLUG}]\n"))
     repo.write("unused.py", kernel_file(n=2048, comment=f"  # tl-inspect: ignore[{SLUG}]"))
+    repo.write("everything.py", kernel_file(n=2048, comment="  # tl-inspect: ignore[ALL]"))
     repo.write("misspelt.py", kernel_file(comment="  # tl-inspect: ignore[lane-dependent-predicat]"))
     repo.commit("suppressions")
 
     status, document, _ = run(monkeypatch, capsys, tmp_path, ".")
     assert status == 1
     assert findings(document) == [
+        ("everything.py", "add", "unused-suppression", STORE_LINE),
         ("misspelt.py", "add", SLUG, STORE_LINE),
         ("misspelt.py", "add", "unused-suppression", STORE_LINE),
         ("plain.py", "add", SLUG, STORE_LINE),
@@ -145,7 +147,8 @@ def test_suppression_forms_and_unused_suppressions(tmp_path, monkeypatch, capsys
     messages = {f["file"]: f["message"] for k in document["kernels"] for f in k["findings"]
                 if f["rule"] == "TLV900"}
     assert messages["./misspelt.py"] == "`tl-inspect: ignore[lane-dependent-predicat]` names no known rule: lane-dependent-predicat"
-    assert messages["./unused.py"] == f"unused suppression: no {SLUG} finding on this statement"
+    assert messages["./unused.py"] == f"unused suppression: no finding for {SLUG} on this statement"
+    assert messages["./everything.py"] == "unused suppression: no finding for ALL on this statement"
 
     # unused-suppression is a rule like the others: it can be ignored, and it never fires for a rule
     # that was not run

@@ -105,10 +105,11 @@ def suppress(reports: list[KernelReport], text: str, checked: list, all_rules: l
     by_code = {rule.code: rule for rule in all_rules}
     used: set[tuple[Directive, str]] = set()
 
-    def suppressed(finding: Finding) -> bool:
+    def suppressed(finding: Finding, reported: Directive | None = None) -> bool:
         rule = by_code.get(finding.rule)
-        hits = [(d, name) for d in directives if d.applies_to(finding) for name in d.names
-                if rule is not None and matches(rule, name)]
+        # a directive never hides the report of its own uselessness (`ignore[ALL]` would)
+        hits = [(d, name) for d in directives if d is not reported and d.applies_to(finding)
+                for name in d.names if rule is not None and matches(rule, name)]
         used.update(hits)
         return bool(hits)
 
@@ -119,7 +120,7 @@ def suppress(reports: list[KernelReport], text: str, checked: list, all_rules: l
             if message:
                 index = _owner(reports, directive.line)
                 finding = _finding(reports[index], directive, message)
-                if not suppressed(finding):
+                if not suppressed(finding, directive):
                     kept[index].append(finding)
     return [dataclasses.replace(report, findings=tuple(sorted(findings, key=lambda f: (f.line, f.rule))))
             for report, findings in zip(reports, kept)]
@@ -141,7 +142,7 @@ def _unused_message(directive: Directive, used: set, checked: list, all_rules: l
     if not unused:
         return ""
     where = "in this file" if directive.file_wide else "on this statement"
-    return f"unused suppression: no {', '.join(unused)} finding {where}"
+    return f"unused suppression: no finding for {', '.join(unused)} {where}"
 
 
 def _owner(reports: list[KernelReport], line: int) -> int:
