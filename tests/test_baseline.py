@@ -24,7 +24,7 @@ def finding(line: int, kernel: str = "add_2047", slug: str = "lane-dependent-pre
 
 
 def fingerprints(tmp_path, texts: dict) -> Fingerprints:
-    return Fingerprints(str(tmp_path / "baseline.json"), lambda path: texts[path])
+    return Fingerprints.for_baseline(str(tmp_path / "baseline.json"), lambda path: texts[path])
 
 
 def test_normalized_statement_ignores_layout_and_comments():

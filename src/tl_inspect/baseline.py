@@ -47,11 +47,16 @@ class Match:
 
 
 class Fingerprints:
-    """Fingerprints of findings, relative to the folder holding the baseline file."""
+    """Fingerprints of findings with file paths relative to `root`: the folder holding the baseline
+    file for baselines, the repository for SARIF, so code scanning and baselines agree."""
 
-    def __init__(self, baseline_path: str, read_text: Callable[[str], str]):
-        self.root = os.path.dirname(os.path.abspath(baseline_path))
+    def __init__(self, root: str, read_text: Callable[[str], str]):
+        self.root = os.path.abspath(root)
         self.read_text = read_text
+
+    @classmethod
+    def for_baseline(cls, baseline_path: str, read_text: Callable[[str], str]) -> "Fingerprints":
+        return cls(os.path.dirname(os.path.abspath(baseline_path)), read_text)
 
     def relative(self, path: str) -> str:
         return os.path.relpath(os.path.realpath(path), os.path.realpath(self.root)).replace(os.sep, "/")

@@ -166,7 +166,7 @@ def _inspect(options: argparse.Namespace) -> int:
                     rules=settings.rules)
     notes = []
     if options.write_baseline:
-        fingerprints = baseline.Fingerprints(options.write_baseline, texts)
+        fingerprints = baseline.Fingerprints.for_baseline(options.write_baseline, texts)
         written = baseline.build(run.findings, fingerprints)
         baseline.write(options.write_baseline, written)
         notes.append(f"tl-inspect: wrote {len(run.findings)} finding(s) to {options.write_baseline}")
@@ -244,7 +244,7 @@ def _keep(run: RunResult, keep) -> RunResult:
 
 def _apply_baseline(run: RunResult, entries: list, path: str, texts: _Texts,
                     complete: dict) -> tuple[RunResult, str]:
-    fingerprints = baseline.Fingerprints(path, texts)
+    fingerprints = baseline.Fingerprints.for_baseline(path, texts)
     inspected = {(fingerprints.relative(r.kernel.file), r.kernel.name) for r in run.reports
                  if r.kernel.status == "ok"}
     whole_files = {fingerprints.relative(real) for real, whole in complete.items() if whole}

@@ -6,11 +6,11 @@ not findings of a rule, and code scanning shows them as tool errors)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pathlib
 from typing import TextIO
 
+from tl_inspect.baseline import Fingerprints
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import (
@@ -53,6 +53,7 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
     rules = rule_table(run)
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     sources = SourceCache()
+    fingerprints = Fingerprints(root, lambda path: "\n".join(sources.lines(path) or []))
     seen: dict[str, int] = {}
     results = []
     notifications = []
@@ -66,11 +67,11 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                                                    k.file, k.line or 1, root))
             for f in report.findings:
                 location = _artifact_location(f.file, root)
-                # the statement's text, not its line number, so the alert survives edits above it
-                statement = " ".join((sources.line(f.file, f.line) or f"line {f.line}").split())
-                key = "\0".join((f.rule, location["uri"], f.kernel, statement))
+                # the baseline's fingerprint (statement text, not line number), numbered when one
+                # statement has the same finding several times
+                key = fingerprints.entry(f).fingerprint
                 seen[key] = seen.get(key, 0) + 1
-                digest = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()[:32]
+                digest = f"{key}:{seen[key]}"
                 results.append({
                     "ruleId": f.rule,
                     "ruleIndex": rule_index[f.rule],
