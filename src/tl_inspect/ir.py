@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
+import numpy as np
+
 Expr = tuple
 
 BINARY_OPS = frozenset(
@@ -276,32 +278,44 @@ def element_dtype(dtype: str) -> str:
     return dtype.split("x")[0]
 
 
-_INT_OPS = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "floordiv": lambda a, b: a // b, "floormod": lambda a, b: a % b,
-    "div": lambda a, b: int(a / b), "mod": lambda a, b: a - b * int(a / b),
-    "min": min, "max": max, "eq": lambda a, b: int(a == b), "ne": lambda a, b: int(a != b),
-    "lt": lambda a, b: int(a < b), "le": lambda a, b: int(a <= b), "gt": lambda a, b: int(a > b),
-    "ge": lambda a, b: int(a >= b), "and": lambda a, b: int(bool(a and b)),
-    "or": lambda a, b: int(bool(a or b)),
+def _trunc_div(a, b):
+    quotient = np.abs(a) // np.abs(b)
+    return np.where((np.asarray(a) >= 0) == (np.asarray(b) > 0), quotient, -quotient)
+
+
+_OPS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide,
+    "floormod": np.mod, "div": _trunc_div, "mod": lambda a, b: a - b * _trunc_div(a, b),
+    "min": np.minimum, "max": np.maximum, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "and": np.logical_and,
+    "or": np.logical_or,
 }
 
 
-def evaluate(expr, env: dict) -> int:
-    """Integer value of an index expression with its variables bound in `env` (KeyError if unbound)."""
+def evaluate(expr, env: dict, default=None):
+    """Integer value of an index expression, its variables bound in `env` to ints or numpy arrays
+    (arrays evaluate every point at once). An unbound variable takes `default`, or raises KeyError
+    when there is none; an expression with a load or another call raises ValueError."""
     head = expr[0]
     if head == "int":
         return expr[1]
     if head == "var":
-        return env[expr[1]]
+        if expr[1] in env:
+            return env[expr[1]]
+        if default is None:
+            raise KeyError(expr[1])
+        return default
     if head == "cast":
-        return evaluate(expr[2], env)
-    if head == "select":
-        return evaluate(expr[2] if evaluate(expr[1], env) else expr[3], env)
+        return evaluate(expr[2], env, default)
+    if head == "select" or (head == "call" and expr[1] == "tirx.if_then_else" and len(expr[2]) == 3):
+        cond, then, orelse = expr[1:4] if head == "select" else expr[2]
+        return np.where(evaluate(cond, env, default), evaluate(then, env, default),
+                        evaluate(orelse, env, default))
     if head == "not":
-        return int(not evaluate(expr[1], env))
-    if head in _INT_OPS:
-        return _INT_OPS[head](evaluate(expr[1], env), evaluate(expr[2], env))
+        return np.logical_not(evaluate(expr[1], env, default))
+    if head in _OPS:
+        with np.errstate(divide="raise"):
+            return _OPS[head](evaluate(expr[1], env, default), evaluate(expr[2], env, default))
     raise ValueError(f"cannot evaluate {render(expr)}")
 
 

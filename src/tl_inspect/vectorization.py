@@ -971,39 +971,10 @@ class _Grid:
 
     def footprint(self, flat) -> np.ndarray | None:
         try:
-            values = _evaluate(flat, self.env)
+            values = ir.evaluate(flat, self.env, default=RUNTIME_VALUE)
         except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
             return None
         return np.unique(np.asarray(values, dtype=np.int64).ravel())
-
-
-_NP_OPS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide,
-    "floormod": np.mod, "div": np.floor_divide, "mod": np.mod, "min": np.minimum, "max": np.maximum,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-    "ge": np.greater_equal, "and": np.logical_and, "or": np.logical_or,
-}
-
-
-def _evaluate(expr, env: dict):
-    head = expr[0]
-    if head == "int":
-        return expr[1]
-    if head == "var":
-        return env.get(expr[1], RUNTIME_VALUE)
-    if head == "cast":
-        return _evaluate(expr[2], env)
-    if head == "select":
-        return np.where(_evaluate(expr[1], env), _evaluate(expr[2], env), _evaluate(expr[3], env))
-    if head == "call" and expr[1] == "tirx.if_then_else" and len(expr[2]) == 3:
-        cond, a, b = expr[2]
-        return np.where(_evaluate(cond, env), _evaluate(a, env), _evaluate(b, env))
-    if head == "not":
-        return np.logical_not(_evaluate(expr[1], env))
-    if head in _NP_OPS:
-        with np.errstate(divide="raise"):
-            return _NP_OPS[head](_evaluate(expr[1], env), _evaluate(expr[2], env))
-    raise ValueError(head)
 
 
 def _run_length(grid) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import tvm
 from tilelang.ir import get_buffer_span, get_stmt_span
 from tilelang.layout import Fragment
@@ -230,19 +231,14 @@ def _thread_grid(fragment, shape: tuple):
     in_vars = [name for name in names if name not in env]
     if not 1 <= len(shape) <= 2 or _product(shape) > MAX_GRID_ELEMENTS or len(in_vars) != len(shape):
         return None
-    thread = expr(fragment.forward_thread)
     rows, cols = (1, shape[0]) if len(shape) == 1 else shape
-    grid = []
+    row_index, col_index = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    env.update(zip(in_vars, [col_index] if len(shape) == 1 else [row_index, col_index]))
     try:
-        for r in range(rows):
-            row = []
-            for c in range(cols):
-                env.update(zip(in_vars, [c] if len(shape) == 1 else [r, c]))
-                row.append(ir.evaluate(thread, env))
-            grid.append(tuple(row))
-    except (KeyError, ValueError):
+        grid = np.broadcast_to(ir.evaluate(expr(fragment.forward_thread), env), (rows, cols))
+    except (KeyError, ValueError, FloatingPointError):
         return None
-    return tuple(grid)
+    return tuple(tuple(int(t) for t in row) for row in grid)
 
 
 def _product(shape) -> int:

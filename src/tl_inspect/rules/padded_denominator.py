@@ -485,8 +485,8 @@ def _span(index, extents: dict) -> int | None:
     if any(extents.get(v) is None for v in variables):
         return None
     try:
-        top = ir.evaluate(index, {v: 0 for v in variables})
-    except (KeyError, ValueError):
+        top = int(ir.evaluate(index, {v: 0 for v in variables}))
+    except (KeyError, ValueError, FloatingPointError):
         return None
     for var in variables:
         coeff = ir.linear_coeff(index, var)
