@@ -58,7 +58,8 @@ def bare_compile(paths: list[str]) -> dict:
 def tl_inspect(paths: list[str], jobs: int | None) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as out:
         report = os.path.join(out, "report.json")
-        args = [sys.executable, "-m", "tl_inspect", *paths, "--format", "json", "-o", report, "--exit-zero"]
+        args = [sys.executable, "-m", "tl_inspect", *paths, "--format", "json", "-o", report, "--exit-zero",
+                "--no-cache"]
         if jobs:
             args += ["-j", str(jobs)]
         env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
