@@ -55,3 +55,13 @@ def test_nth_gemm_expansion_goes_to_the_nth_gemm_call():
             f'#line 601 "{TILELANG}"\n'
             "  tl::wgmma_rs(P, v, O);\n")
     assert [line for _, line in mapped(text, gemm_lines=[18, 22])] == [18, 20, 22]
+
+
+def test_a_loop_made_by_a_pass_belongs_to_the_statement_of_its_body():
+    text = ("  for (int i_s = 0; i_s < 8; ++i_s) {\n"
+            "    if (bx * 1024 + i_s < 2047) {\n"
+            f'#line 15 "{USER}"\n'
+            "      C[i_s] = A[i_s];\n"
+            "    }\n"
+            "  }\n")
+    assert [line for _, line in mapped(text)] == [15, 15, 15, None, None]

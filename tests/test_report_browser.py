@@ -51,11 +51,12 @@ def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, 
     add = next(r.kernel for r in report_run.reports if r.kernel.name == "add_2047")
     page.goto((report / kernel_href(KERNELS_FILE, add)).as_uri())
 
-    # Python line 15 produced CUDA line 21 (the inspector's line map); the other CUDA lines stay plain
+    # Python line 15 produced CUDA lines 19-21, the serial lane loop, its guard and the store (the
+    # inspector's line map); the other CUDA lines stay plain
     page.click("#py-15", position={"x": 60, "y": 6})
     assert "sel" in classes(page, "#py-15")
-    assert "hl" in classes(page, "#cu-21")
-    assert "hl" not in classes(page, "#cu-20")
+    assert "hl" in classes(page, "#cu-19") and "hl" in classes(page, "#cu-21")
+    assert "hl" not in classes(page, "#cu-18")
 
     # and back: CUDA line 21 highlights Python line 15
     page.click("#py-1", position={"x": 60, "y": 6})

@@ -90,4 +90,17 @@ def build_line_map(
             mode = "none"  # the statement is over; what follows has no directive of its own
         kept.append(raw)
         mapping.append(None if _BRACES_ONLY.match(raw) else line)
-    return "".join(kept), tuple(mapping)
+    return "".join(kept), _attribute_loop_headers(kept, mapping)
+
+
+def _attribute_loop_headers(lines: list[str], mapping: list) -> tuple:
+    """A loop made by a pass (the serial `i_s` loop of a scalarized vector) has no directive of its own;
+    it belongs to the statement its body comes from."""
+    out = list(mapping)
+    for index in range(len(lines) - 2, -1, -1):
+        header = lines[index]
+        if out[index] is None and header.rstrip().endswith("{") and header.lstrip().startswith(("for ", "if ")):
+            body = lines[index + 1]
+            if out[index + 1] is not None and len(body) - len(body.lstrip()) > len(header) - len(header.lstrip()):
+                out[index] = out[index + 1]
+    return tuple(out)
