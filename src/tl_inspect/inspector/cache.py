@@ -1,8 +1,9 @@
 """Reuse the inspection of a file whose code has not changed (`--no-cache` turns this off).
 
-The key covers everything the result depends on: the file and the other Python files of its folder
-(which it may import), the job's options, and the versions of tilelang and of tl-inspect's inspector
-code. Only clean results are stored, so an error is always reproduced by a fresh compile.
+An entry is found by the job (the file and the options) and the versions of tilelang and of
+tl-inspect's inspector code; it is used only while every Python file the import read (the worker
+records them: the file itself and the user's modules it imported, not installed packages) still has
+the content it had. Only clean results are stored, so an error is always reproduced by a fresh compile.
 """
 
 from __future__ import annotations
@@ -35,36 +36,35 @@ def _code_fingerprint() -> bytes:
     return digest.digest()
 
 
-def key(job: Job) -> str | None:
-    path = os.path.abspath(job.path)
+def _entry_path(job: Job) -> str:
     digest = hashlib.sha256(_code_fingerprint())
     digest.update(repr(sorted(asdict(job).items())).encode())
-    digest.update(path.encode())
-    try:
-        for source in [path] + sorted(glob.glob(os.path.join(os.path.dirname(path), "*.py"))):
-            with open(source, "rb") as f:
-                digest.update(source.encode() + b"\0" + f.read())
-    except OSError:
-        return None
-    return digest.hexdigest()
+    digest.update(os.path.abspath(job.path).encode())
+    return os.path.join(cache_dir(), digest.hexdigest() + ".pickle")
+
+
+def _unchanged(dependencies: tuple) -> bool:
+    for path, sha in dependencies:
+        try:
+            with open(path, "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != sha:
+                    return False
+        except OSError:
+            return False
+    return bool(dependencies)
 
 
 def load(job: Job) -> FileResult | None:
-    name = key(job)
-    if name is None:
-        return None
     try:
-        with open(os.path.join(cache_dir(), name + ".pickle"), "rb") as f:
-            return replace(pickle.load(f), cached=True)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        with open(_entry_path(job), "rb") as f:
+            result = pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
         return None
+    return replace(result, cached=True) if _unchanged(result.dependencies) else None
 
 
 def store(job: Job, result: FileResult) -> None:
-    if result.error or any(k.status != "ok" for k in result.kernels):
-        return
-    name = key(job)
-    if name is None:
+    if result.error or any(k.status != "ok" for k in result.kernels) or not result.dependencies:
         return
     folder = cache_dir()
     try:
@@ -72,6 +72,6 @@ def store(job: Job, result: FileResult) -> None:
         # write then rename, so a concurrent run never reads half a file
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as f:
             pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(f.name, os.path.join(folder, name + ".pickle"))
+        os.replace(f.name, os.path.join(folder, os.path.basename(_entry_path(job))))
     except OSError:
         pass

@@ -182,6 +182,7 @@ def _collect(item: _Running, timeout: float) -> FileResult:
     current = None
     finished = False
     peak = 0.0
+    dependencies: tuple = ()
     for kind, payload in _records(os.path.join(item.workdir, "result.pickle")):
         if kind == "import":
             import_error, warnings = payload["error"], payload["warnings"]
@@ -199,6 +200,7 @@ def _collect(item: _Running, timeout: float) -> FileResult:
         elif kind == "done":
             finished = True
             peak = payload["peak_rss_mb"]
+            dependencies = payload["dependencies"]
     error = fatal.splitlines()[0] if fatal else import_error
     if not finished:
         reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code)
@@ -208,7 +210,8 @@ def _collect(item: _Running, timeout: float) -> FileResult:
         else:
             error = f"worker {reason}" + ("" if kernels else " while importing the module")
     return FileResult(path=job.path, kernels=tuple(kernels), error=error, notes=tuple(notes),
-                      warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - item.started)
+                      warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - item.started,
+                      dependencies=dependencies)
 
 
 def _exit_reason(code) -> str:

@@ -85,7 +85,8 @@ def _guarded(job: Job, sink, out_path: str, err_path: str) -> None:
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
         _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {exc}\n"
                              + "".join(traceback.format_exception(exc)))
-    _emit(sink, "done", {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    _emit(sink, "done", {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                         "dependencies": user_dependencies(os.path.abspath(job.path))})
 
 
 class _Capture:
@@ -154,6 +155,32 @@ def _import_user_file(user_file: str):
         # names bound before the failure stay in the module: inspect them and report the error
         return module, one_line_error(exc, user_file, "while importing the module")
     return module, None
+
+
+def user_dependencies(user_file: str) -> tuple:
+    """(path, sha256) of the user's file and of every module it imported that is neither the standard
+    library nor an installed package: what its results depend on, for tl-inspect's result cache."""
+    import hashlib
+    import sysconfig
+
+    installed = tuple(os.path.realpath(p) + os.sep for p in {
+        sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+    own_package = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+    files = {os.path.realpath(user_file)}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py"):
+            real = os.path.realpath(path)
+            if not real.startswith(installed) and not real.startswith(own_package):
+                files.add(real)
+    found = []
+    for path in sorted(files):
+        try:
+            with open(path, "rb") as f:
+                found.append((path, hashlib.sha256(f.read()).hexdigest()))
+        except OSError:
+            continue
+    return tuple(found)
 
 
 # ---------------------------------------------------------------- discovery
