@@ -171,7 +171,7 @@ def test_github_line_by_line(report_run):
     assert parsed[len(expected):] == [
         ("error", {"file": KERNELS_FILE, "line": "37", "title": "tl-inspect: kernel broken could not be compiled"},
          kernel(report_run, "broken").error),
-        ("error", {"file": BROKEN_FILE, "line": "1", "title": "tl-inspect: could not import the file"},
+        ("error", {"file": BROKEN_FILE, "line": "14", "title": "tl-inspect: could not import the file"},
          report_run.files[1].error),
     ]
 

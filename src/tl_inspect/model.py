@@ -72,6 +72,7 @@ class KernelArtifact:
     arch: str
     status: str = "ok"  # "ok" | "error"
     error: str | None = None
+    error_line: int | None = None  # the line of the user's file the error points at, when known
     discovered_as: str = ""  # prim_func | jit_kernel | jit_factory | autotune | factory
     source: str = ""  # get_kernel_source() text as users see it (no #line directives)
     source_with_directives: str = ""
@@ -105,6 +106,7 @@ class FileResult:
     path: str  # as given
     kernels: tuple = ()
     error: str | None = None  # the module could not be imported (kernels found before it are kept)
+    error_line: int | None = None
     notes: tuple = ()  # e.g. factories skipped for lack of arguments
     warnings: tuple = ()  # compiler diagnostics printed while importing the module
     peak_rss_mb: float = 0.0

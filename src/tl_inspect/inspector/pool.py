@@ -178,6 +178,7 @@ def _collect(item: _Running, timeout: float) -> FileResult:
     notes: list[str] = []
     warnings: tuple = ()
     import_error = None
+    error_line = None
     fatal = None
     current = None
     finished = False
@@ -185,7 +186,7 @@ def _collect(item: _Running, timeout: float) -> FileResult:
     dependencies: tuple = ()
     for kind, payload in _records(os.path.join(item.workdir, "result.pickle")):
         if kind == "import":
-            import_error, warnings = payload["error"], payload["warnings"]
+            import_error, error_line, warnings = payload["error"], payload["error_line"], payload["warnings"]
         elif kind == "notes":
             notes.extend(payload)
         elif kind == "start":
@@ -202,14 +203,16 @@ def _collect(item: _Running, timeout: float) -> FileResult:
             peak = payload["peak_rss_mb"]
             dependencies = payload["dependencies"]
     error = fatal.splitlines()[0] if fatal else import_error
+    if error != import_error:
+        error_line = None
     if not finished:
         reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code)
         if current:
             kernels.append(KernelArtifact(name=current, file=job.path, line=None, arch=job.arch,
                                           status="error", error=f"worker {reason} while compiling this kernel"))
         else:
-            error = f"worker {reason}" + ("" if kernels else " while importing the module")
-    return FileResult(path=job.path, kernels=tuple(kernels), error=error, notes=tuple(notes),
+            error, error_line = f"worker {reason}" + ("" if kernels else " while importing the module"), None
+    return FileResult(path=job.path, kernels=tuple(kernels), error=error, error_line=error_line, notes=tuple(notes),
                       warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - item.started,
                       dependencies=dependencies)
 

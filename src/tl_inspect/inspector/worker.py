@@ -119,10 +119,10 @@ def _work(job: Job, sink, capture: _Capture) -> None:
     user_file = os.path.abspath(job.path)
     started = time.perf_counter()
     capture.mark()
-    module, import_error = _import_user_file(user_file)
+    module, (import_error, error_line) = _import_user_file(user_file)
     _, import_err_text = capture.since_mark()
-    _emit(sink, "import", {"error": import_error, "warnings": split_diagnostics(import_err_text),
-                           "seconds": time.perf_counter() - started})
+    _emit(sink, "import", {"error": import_error, "error_line": error_line,
+                           "warnings": split_diagnostics(import_err_text), "seconds": time.perf_counter() - started})
     if module is None:
         return
     name_error = _check_names(module, job)
@@ -150,11 +150,11 @@ def _import_user_file(user_file: str):
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
-        return None, f"line {exc.lineno}: SyntaxError: {exc.msg} (while importing the module)"
+        return None, (f"SyntaxError: {exc.msg} (while importing the module)", exc.lineno)
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         # names bound before the failure stay in the module: inspect them and report the error
-        return module, one_line_error(exc, user_file, "while importing the module")
-    return module, None
+        return module, describe_error(exc, user_file, "while importing the module")
+    return module, (None, None)
 
 
 def user_dependencies(user_file: str) -> tuple:
@@ -368,7 +368,8 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
         artifact = _lower(prim_func, pass_configs, job, user_file, base, capture)
     except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
         _, err_text = capture.since_mark()
-        return KernelArtifact(**base, status="error", error=one_line_error(exc, user_file, "while compiling"),
+        error, error_line = describe_error(exc, user_file, "while compiling")
+        return KernelArtifact(**base, status="error", error=error, error_line=error_line,
                               warnings=split_diagnostics(err_text),
                               compile_ms=(time.perf_counter() - started) * 1e3)
     return artifact
@@ -440,8 +441,8 @@ _LOCATION = re.compile(r"-->\s+(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*$", re.M)
 _NOISE = re.compile(r"^\s*(Traceback|File \"|\d+: |\^|\||-->|$)")
 
 
-def one_line_error(exc: BaseException, user_file: str, when: str) -> str:
-    """`file:line: Type: first line of the message`, with the user's line when one can be found."""
+def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, int | None]:
+    """`Type: first line of the message (when)` and the line of the user's file it points at, if any."""
     message = str(exc)
     first = next((ln.strip() for ln in message.splitlines() if not _NOISE.match(ln)), "")
     first = re.sub(r"^(tvm\.error\.)?\w+Error:\s*", "", first)
@@ -457,7 +458,7 @@ def one_line_error(exc: BaseException, user_file: str, when: str) -> str:
     text = f"{type(exc).__name__}: {first or 'no message'} ({when})"
     if len(text) > 300:
         text = text[:297] + "..."
-    return f"line {location}: {text}" if location else text
+    return text, location
 
 
 _LOG_START = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*(?:\S+:\d+:\s*)?")

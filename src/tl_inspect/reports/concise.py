@@ -16,11 +16,12 @@ from tl_inspect.reports.common import file_groups, one_line
 def write_concise(run: RunResult, out: TextIO) -> None:
     for file, reports in file_groups(run):
         if file.error:
-            out.write(f"{file.path}:1:1: error: could not import the file: {one_line(file.error)}\n")
+            out.write(f"{file.path}:{file.error_line or 1}:1: error: could not import the file: "
+                      f"{one_line(file.error)}\n")
         for report in reports:
             k = report.kernel
             if k.status != "ok":
-                out.write(f"{k.file}:{k.line or 1}:1: error: kernel {one_line(k.name)} could not be "
+                out.write(f"{k.file}:{k.error_line or k.line or 1}:1: error: kernel {one_line(k.name)} could not be "
                           f"compiled: {one_line(k.error or 'unknown error')}\n")
             for f in report.findings:
                 out.write(f"{f.file}:{f.line}:{f.col}: {f.rule} [{f.slug}] {one_line(f.message)}\n")

@@ -38,12 +38,12 @@ def write_github(run: RunResult, out: TextIO) -> None:
 
     for file, reports in file_groups(run):
         if file.error:
-            out.write(annotation("error", file.error, file=path(file.path), line=1,
+            out.write(annotation("error", file.error, file=path(file.path), line=file.error_line or 1,
                                  title="tl-inspect: could not import the file") + "\n")
         for report in reports:
             k = report.kernel
             if k.status != "ok":
-                out.write(annotation("error", k.error or "unknown error", file=path(k.file), line=k.line or 1,
+                out.write(annotation("error", k.error or "unknown error", file=path(k.file), line=k.error_line or k.line or 1,
                                      title=f"tl-inspect: kernel {k.name} could not be compiled") + "\n")
             for f in report.findings:
                 out.write(annotation(

@@ -20,11 +20,12 @@ def kernel_entries(run: RunResult) -> list[dict]:
     for file, reports in file_groups(run):
         if file.error:
             entries.append({"name": MODULE_ENTRY, "file": file.path, "line": None, "status": "error",
-                            "error": file.error, "findings": []})
+                            "error": file.error, "error_line": file.error_line, "findings": []})
         for report in reports:
             k = report.kernel
             entries.append({
                 "name": k.name, "file": k.file, "line": k.line, "status": k.status, "error": k.error,
+                "error_line": k.error_line,
                 "findings": [f.as_dict() for f in report.findings],
                 "discovered_as": k.discovered_as,
                 "vector_accesses": k.access_summary(),

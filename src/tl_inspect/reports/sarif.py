@@ -59,12 +59,12 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
     notifications = []
     for file, reports in file_groups(run):
         if file.error:
-            notifications.append(_notification(file.error, file.path, 1, root))
+            notifications.append(_notification(file.error, file.path, file.error_line or 1, root))
         for report in reports:
             k = report.kernel
             if k.status != "ok":
                 notifications.append(_notification(f"kernel {k.name} could not be compiled: {k.error}",
-                                                   k.file, k.line or 1, root))
+                                                   k.file, k.error_line or k.line or 1, root))
             for f in report.findings:
                 location = _artifact_location(f.file, root)
                 # the baseline's fingerprint (statement text, not line number), numbered when one

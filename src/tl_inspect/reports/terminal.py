@@ -30,7 +30,8 @@ def write_full(run: RunResult, out: TextIO) -> None:
     for file, reports in file_groups(run):
         if file.error:
             failed += 1
-            console.print(_problem(f"{file.path}: could not import the file", file.error))
+            where = f"{file.path}:{file.error_line}" if file.error_line else file.path
+            console.print(_problem(f"{where}: could not import the file", file.error))
         for note in file.notes:
             console.print(Text.assemble(("note", "dim"), f" {file.path}: {note}"))
         for report in reports:
@@ -38,7 +39,8 @@ def write_full(run: RunResult, out: TextIO) -> None:
             where = f"{k.file}:{k.line}" if k.line else k.file
             if k.status != "ok":
                 failed += 1
-                console.print(_problem(f"{where}: kernel {k.name} could not be compiled", k.error or ""))
+                at = f"{k.file}:{k.error_line}" if k.error_line else where
+                console.print(_problem(f"{at}: kernel {k.name} could not be compiled", k.error or ""))
                 continue
             console.print(_kernel_line(report, where))
             for finding in report.findings:
