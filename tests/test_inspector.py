@@ -297,3 +297,16 @@ def test_names_that_match_nothing_are_errors_not_silence(tmp_path):
         "cases.py": f"{discovery_file('cases.py')}::nope: no kernel or factory named 'nope' in this file",
         "bad_cases.py": "TL_INSPECT_CASES must be a dict mapping factory names to lists of keyword-argument dicts",
     }
+
+
+def test_async_copies_into_shared_memory_count_as_global_accesses(norms, inspected):
+    copy_a, copy_b = line_of(NORMS, "T.copy(A[by * block_M"), line_of(NORMS, "T.copy(B[k * block_K")
+    hopper = kernel_named(norms, "gemm_1024")
+    assert sorted((a.via, a.buffer, a.width_class, a.line) for a in hopper.accesses if a.via) == [
+        ("tma", "A", "128-bit", copy_a), ("tma", "B", "128-bit", copy_b)]
+    assert all("tma_" in hopper.source.splitlines()[n - 1] for a in hopper.accesses if a.via for n in a.cuda_lines)
+    ampere = kernel_named(inspected([NORMS], arch="sm_80")[NORMS], "gemm_1024")
+    copies = {(a.via, a.buffer, a.lanes, a.bits, a.line) for a in ampere.accesses if a.via}
+    assert copies == {("cp.async", "A", 8, 128, copy_a), ("cp.async", "B", 8, 128, copy_b)}
+    assert all("cp_async_gs<16>" in ampere.source.splitlines()[n - 1]
+               for a in ampere.accesses if a.via for n in a.cuda_lines[:1])

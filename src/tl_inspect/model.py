@@ -30,6 +30,7 @@ class Access:
     line: int | None  # user's Python line
     cuda_lines: tuple = ()
     index: str = ""
+    via: str = ""  # "cp.async" or "tma" for asynchronous copies into shared memory
 
     @property
     def bits(self) -> int:

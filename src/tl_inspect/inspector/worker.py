@@ -413,6 +413,8 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
 
     buffer_lines = {name: info.line for snap in snapshots.values() for func in snap.funcs
                     for name, info in func.buffers.items() if info.line}
+    buffer_dtypes = {name: info.dtype for snap in snapshots.values() for func in snap.funcs
+                     for name, info in func.buffers.items()}
     with_directives = compiled.kernel_source
     gemm_lines = [stmt.line for stmt, _ in ir.walk(snapshots[STAGE_FRONTEND].funcs[0].body)
                   if isinstance(stmt, ir.Eval) and stmt.line and stmt.expr[0] == "call"
@@ -423,10 +425,25 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     return KernelArtifact(
         **base, source=source, source_with_directives=with_directives, line_map=line_map,
         snapshots=snapshots,
-        accesses=accesses.global_accesses(snapshots[STAGE_DEVICE], source, line_map),
+        accesses=accesses.global_accesses(snapshots[STAGE_DEVICE], source, line_map, buffer_dtypes,
+                                          _global_copy_lines(snapshots[STAGE_FRONTEND])),
         layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
         layout_text=layout_text, warnings=split_diagnostics(err_text), compile_ms=compile_ms, ptxas=ptxas,
     )
+
+
+def _global_copy_lines(frontend) -> dict:
+    """Global buffer -> line of the `T.copy` that moves it, for buffers exactly one `T.copy` moves."""
+    from tl_inspect import ir
+
+    lines: dict = {}
+    func = frontend.funcs[0]
+    for stmt, _ in ir.walk(func.body):
+        if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) == "copy" and stmt.line:
+            for region in ir.regions(stmt.expr):
+                if func.scope_of(region.buffer) == "global":
+                    lines.setdefault(region.buffer, set()).add(stmt.line)
+    return {buffer: found.pop() for buffer, found in lines.items() if len(found) == 1}
 
 
 def nvcc_resource_usage(source: str, arch: str) -> dict:
