@@ -67,3 +67,16 @@ def test_indices_render_as_written():
     assert source_text(("lt", index, n)) == "bx * 1024 + i + 1 < N"
     assert source_text(("mul", bx, ("floordiv", i, ("int", 2)))) == "bx * (i // 2)"
     assert source_text(("sub", n, ("add", i, ("int", 1)))) == "N - (i + 1)"
+
+
+def test_one_iteration_loop_is_not_a_misaligned_offset(inspected, tmp_path):
+    """`T.serial(TILE_K)` with TILE_K = 1 runs once: its variable is 0, so the cause is one element per
+    thread, not an offset `k * 1` off the 16-byte boundary."""
+    example = next(e for e in find_rule("scalarized-load").BAD if "gemv_one_per_thread" in e.text)
+    path = tmp_path / "gemv_one_per_thread.py"
+    path.write_text(example.text)
+    _, findings = _findings(inspected, str(path), "gemv_one_per_thread")
+    assert findings and all(f.slug == "scalarized-load" for f in findings)
+    for finding in findings:
+        assert "consecutive threads through `tk`" in finding.message
+        assert "not a multiple" not in finding.message

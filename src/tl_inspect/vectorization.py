@@ -246,6 +246,10 @@ class _Analysis:
             if isinstance(stmt, ir.For) and stmt.kind == "parallel":
                 self.units.append(self._parallel_unit(stmt, outer))
             elif isinstance(stmt, ir.For) and stmt.kind != "thread_binding":
+                if _int_or_none(stmt.extent) == 1:
+                    # a single iteration (`T.serial(TILE_K)` with TILE_K = 1): its variable is the
+                    # constant start, not a run-time offset that could break alignment
+                    self.lets[stmt.var] = stmt.min
                 loop = (stmt.var, _int_or_none(stmt.extent), stmt.kind)
                 self._visit(stmt.body, outer + (loop,))
             elif isinstance(stmt, ir.Eval):

@@ -149,6 +149,32 @@ class ScalarizedLoad(Rule):
 
             scale_odd_rows = scale_rows()
         '''),
+        Example('''
+            import tilelang.language as T
+
+
+            def gemv_split_k(N=1024, K=4096, BLOCK_N=4, THREADS_K=32, TILE_K=1):
+                @T.prim_func
+                def main(X: T.Tensor((K,), T.float16), W: T.Tensor((N, K), T.float16), Y: T.Tensor((N,), T.float32)):
+                    with T.Kernel(N // BLOCK_N, threads=(BLOCK_N, THREADS_K)) as bn:
+                        tn = T.get_thread_binding(0)
+                        tk = T.get_thread_binding(1)
+                        w = T.alloc_local((TILE_K,), T.float16)
+                        acc = T.alloc_local((1,), T.float32)
+                        T.clear(acc)
+                        for ko in T.serial(K // (THREADS_K * TILE_K)):
+                            for k in T.serial(TILE_K):
+                                w[k] = W[bn * BLOCK_N + tn, (ko * THREADS_K + tk) * TILE_K + k]  # expect: scalarized-load
+                            for k in T.serial(TILE_K):
+                                acc[0] += T.Cast(T.float32, w[k]) * T.Cast(T.float32, X[(ko * THREADS_K + tk) * TILE_K + k])  # expect: scalarized-load
+                        T.atomic_add(Y[bn * BLOCK_N + tn], acc[0])
+
+                return main
+
+
+            # TILE_K = 1: the inner loops run once, so each thread loads one fp16 per step
+            gemv_one_per_thread = gemv_split_k()
+        '''),
     ]
     GOOD = [
         Example('''
