@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from tl_inspect import ir
 from tl_inspect.model import STAGE_FRONTEND, STAGE_VECTORIZE
 from tl_inspect.rules.base import Example, Rule, RuleContext
@@ -289,30 +291,34 @@ def _find_collision(loops, indices, conditions):
     while _product(box) > MAX_FRONTEND_POINTS:
         widest = box.index(max(box))
         box[widest] = max(2, box[widest] // 2)
+    axes = np.meshgrid(*(np.arange(n) for n in box), indexing="ij")
+    env = {var: axis.ravel() for var, axis in zip(loop_vars, axes)}
+    points = _product(box)
     try:
-        index_fn = _compile(indices, loop_vars)
-    except _Unsupported:
+        keys = np.stack([np.broadcast_to(ir.evaluate(i, env, default=0), (points,)) for i in indices], axis=1)
+        # a data-dependent condition (a load) may hold anywhere: it does not narrow the search
+        keep = _condition_mask(conditions, env, points)
+    except (ValueError, FloatingPointError):
         return None
-    # a data-dependent condition (a load) may hold anywhere: it does not narrow the search
-    cond_fns = [_compile((c,), loop_vars) for c in conditions if _computable(c)]
-    owner: dict = {}
-    counts: dict = {}
-    differing: set = set()
-    for point in itertools.product(*(range(n) for n in box)):
-        try:
-            if not all(fn(*point)[0] for fn in cond_fns):
-                continue
-            key = index_fn(*point)
-        except ZeroDivisionError:
-            return None
-        counts[key] = counts.get(key, 0) + 1
-        first = owner.setdefault(key, point)
-        differing.update(v for v, x, y in zip(loop_vars, first, point) if x != y)
+    keys = keys[keep]
+    if not len(keys):
+        return None
+    _, group, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    group = group.ravel()
+    differing = set()
+    for var in loop_vars:
+        values = env[var][keep]
+        low = np.full(len(counts), np.iinfo(np.int64).max)
+        high = np.full(len(counts), np.iinfo(np.int64).min)
+        np.minimum.at(low, group, values)
+        np.maximum.at(high, group, values)
+        if np.any(low != high):
+            differing.add(var)
     if not differing:
         return None
     variables = [v for v in loop_vars if v in differing]
     if box == extents:
-        per_element = max(counts.values())
+        per_element = int(counts.max())
     elif not conditions and not any(ir.uses(i, v) for i in indices for v in variables):
         per_element = _product(e for v, e in zip(loop_vars, extents) if v in differing)
     else:
@@ -350,33 +356,39 @@ class _Lowered:
         iterations = _product(e or 0 for e in extents)
         if any(e is None for e in extents) or iterations > MAX_THREAD_POINTS:
             return None
-        names = threads + [loop.var for loop in loops]
         conditions = [a.cond for a in ancestors if isinstance(a, ir.If)]
-        try:
-            index_fn = _compile(store.indices, names)
-        except _Unsupported:
-            return None
-        cond_fns = [_compile((c,), names) for c in conditions if _computable(c)]
         sample, complete = _thread_sample([self.thread_vars[t] for t in threads],
                                           max(2, MAX_THREAD_POINTS // max(iterations, 1)))
-        writer: dict = {}
-        for thread in sample:
-            for point in itertools.product(*(range(n) for n in extents)):
-                args = thread + point
-                try:
-                    if not all(fn(*args)[0] for fn in cond_fns):
-                        continue
-                    keys = index_fn(*args)
-                except ZeroDivisionError:
-                    return None
-                for key in _lanes(keys):
-                    other = writer.setdefault(key, thread)
-                    if other != thread:
-                        # a guard we cannot evaluate (a thread election, a loaded flag) may separate them
-                        if len(cond_fns) < len(conditions):
-                            return None
-                        return _thread_name(threads, other), _thread_name(threads, thread)
-        return False if complete else None
+        # every (sampled thread, loop iteration) pair, thread-major as the threads would be scanned
+        loop_axes = np.meshgrid(*(np.arange(n) for n in extents), indexing="ij")
+        thread_of = np.repeat(np.arange(len(sample)), iterations)
+        env = {name: np.asarray(sample)[thread_of, k] for k, name in enumerate(threads)}
+        env.update({loop.var: np.tile(axis.ravel(), len(sample)) for loop, axis in zip(loops, loop_axes)})
+        rows = len(thread_of)
+        try:
+            keep = _condition_mask(conditions, env, rows)
+            addresses = _addresses(store.indices, env, rows)
+        except (ValueError, FloatingPointError):
+            return None
+        if addresses is None:
+            return None
+        lanes = addresses.shape[1]
+        writers = np.repeat(thread_of, lanes)[np.repeat(keep, lanes)]
+        addresses = addresses[keep].reshape(-1, addresses.shape[2])
+        if not len(addresses):
+            return False if complete else None
+        _, group = np.unique(addresses, axis=0, return_inverse=True)
+        group = group.ravel()
+        first = np.full(group.max() + 1, len(sample))
+        np.minimum.at(first, group, writers)
+        clash = np.flatnonzero(writers != first[group])
+        if not len(clash):
+            return False if complete else None
+        # a guard we cannot evaluate (a thread election, a loaded flag) may separate the threads
+        if not all(_computable(c) for c in conditions):
+            return None
+        later = clash[np.argmin(writers[clash])]
+        return (_thread_name(threads, sample[first[group[later]]]), _thread_name(threads, sample[writers[later]]))
 
     def lanes(self) -> int:
         """The widest vector the lowered store writes (1: scalar; 0: no lowered store found)."""
@@ -432,12 +444,6 @@ def _thread_name(threads: list, values: tuple) -> str:
     return ", ".join(f"{n}={v}" for n, v in zip(threads, values)) if len(threads) > 1 else str(values[0])
 
 
-def _lanes(keys: tuple):
-    """Every address one (possibly vector) store touches."""
-    expanded = [k if isinstance(k, tuple) else (k,) for k in keys]
-    return itertools.product(*expanded)
-
-
 # ---------------------------------------------------------------- helpers
 
 def _reducer_buffers(func: ir.IRFunc) -> set:
@@ -471,75 +477,40 @@ def _product(values) -> int:
     return out
 
 
-class _Unsupported(Exception):
-    """An expression the evaluator cannot compute (a load, a call)."""
+def _condition_mask(conditions, env: dict, rows: int):
+    """Which points satisfy every condition that can be computed; a data-dependent condition (a load)
+    may hold anywhere, so it does not narrow the search."""
+    keep = np.ones(rows, dtype=bool)
+    for condition in conditions:
+        if _computable(condition):
+            keep &= np.broadcast_to(ir.evaluate(condition, env, default=0), (rows,)).astype(bool)
+    return keep
 
 
-_PY_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "floormod": "%", "eq": "==", "ne": "!=",
-           "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+def _addresses(indices, env: dict, rows: int):
+    """The element every point's store touches, lane by lane: shape (points, lanes, dimensions);
+    None when dimensions store different numbers of lanes."""
+    per_dim = []
+    for index in indices:
+        if index[0] == "ramp":
+            base = np.broadcast_to(ir.evaluate(index[1], env, default=0), (rows,))
+            stride = np.broadcast_to(ir.evaluate(index[2], env, default=0), (rows,))
+            per_dim.append(base[:, None] + stride[:, None] * np.arange(index[3]))
+        else:
+            value = index[1] if index[0] == "bcast" else index
+            per_dim.append(np.broadcast_to(ir.evaluate(value, env, default=0), (rows,))[:, None])
+    lanes = {d.shape[1] for d in per_dim} - {1}
+    if len(lanes) > 1:
+        return None
+    width = lanes.pop() if lanes else 1
+    return np.stack([np.broadcast_to(d, (rows, width)) for d in per_dim], axis=2)
 
 
-def _compile(exprs, names: list):
-    """A Python function of `names` returning the tuple of the integer values of `exprs`; variables
-    that are not in `names` (block indices, outer serial loops) are held at 0."""
-    args = [f"v{i}" for i in range(len(names))]
-    env = dict(zip(names, args))
-    body = ", ".join(_py(e, env) for e in exprs)
-    code = f"lambda {', '.join(args)}: ({body},)"
-    # one compiled lambda per expression: the collision search evaluates it up to 2^17 times; the code is
-    # built only from the operator table above, integers and generated argument names
-    return eval(code, {"_tdiv": _tdiv, "_tmod": _tmod, "_lanes": _lane_values})  # noqa: S307
-
-
-def _py(e, env: dict) -> str:
-    head = e[0]
-    if head == "var":
-        return env.get(e[1], "0")
-    if head == "int":
-        return str(e[1])
-    if head == "cast":
-        return _py(e[2], env)
-    if head in _PY_OPS:
-        return f"({_py(e[1], env)} {_PY_OPS[head]} {_py(e[2], env)})"
-    if head == "div":
-        return f"_tdiv({_py(e[1], env)}, {_py(e[2], env)})"
-    if head == "mod":
-        return f"_tmod({_py(e[1], env)}, {_py(e[2], env)})"
-    if head in ("min", "max"):
-        return f"{head}({_py(e[1], env)}, {_py(e[2], env)})"
-    if head in ("and", "or"):
-        return f"(bool({_py(e[1], env)}) {head} bool({_py(e[2], env)}))"
-    if head == "not":
-        return f"(not {_py(e[1], env)})"
-    if head == "select":
-        return f"({_py(e[2], env)} if {_py(e[1], env)} else {_py(e[3], env)})"
-    if head == "call" and e[1] == "tirx.if_then_else":
-        cond, then, orelse = e[2][:3]
-        return f"({_py(then, env)} if {_py(cond, env)} else {_py(orelse, env)})"
-    if head == "ramp":
-        return f"_lanes({_py(e[1], env)}, {_py(e[2], env)}, {e[3]})"
-    if head == "bcast":
-        return _py(e[1], env)
-    # a data-dependent index or condition (a load, a call)
-    raise _Unsupported(ir.render(e))
+_EVALUABLE = {"var", "int", "cast", "select", "not"} | ir.BINARY_OPS
 
 
 def _computable(expr) -> bool:
-    try:
-        _py(expr, {})
-    except _Unsupported:
-        return False
-    return True
+    """Whether an index or condition is integer arithmetic on loop and thread variables (no load)."""
+    return all(e[0] in _EVALUABLE or (e[0] == "call" and e[1] == "tirx.if_then_else") for e in ir.subexprs(expr))
 
 
-def _tdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def _tmod(a: int, b: int) -> int:
-    return a - b * _tdiv(a, b)
-
-
-def _lane_values(base: int, stride: int, lanes: int) -> tuple:
-    return tuple(base + stride * k for k in range(lanes))
