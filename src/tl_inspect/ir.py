@@ -147,10 +147,6 @@ def walk(stmts, ancestors: tuple = ()) -> Iterator[tuple]:
         yield from walk(children(stmt), ancestors + (stmt,))
 
 
-def enclosing_loops(ancestors) -> list:
-    return [a for a in ancestors if isinstance(a, For)]
-
-
 def stmt_line(stmt, ancestors=()) -> int | None:
     """The statement's own Python line, else that of its nearest ancestor that has one."""
     if getattr(stmt, "line", None):

@@ -23,10 +23,6 @@ _BRACES_ONLY = re.compile(r"^\s*[{}]*\s*$")
 _GEMM_GENERATOR = re.compile(r"gemm|mma", re.I)
 
 
-def strip_directives(text: str) -> str:
-    return "".join(line for line in text.splitlines(keepends=True) if not _DIRECTIVE.match(line))
-
-
 def build_line_map(
     text: str,
     is_user_file: Callable[[str], bool],
