@@ -116,13 +116,11 @@ def _work(job: Job, sink, capture: _Capture) -> None:
     from tl_inspect.inspector import hooks
 
     hooks.install(job.arch, job.run_nvcc)
-    user_file = os.path.abspath(job.path)
-    started = time.perf_counter()
     capture.mark()
-    module, (import_error, error_line) = _import_user_file(user_file)
+    module, (import_error, error_line) = _import_user_file(os.path.abspath(job.path))
     _, import_err_text = capture.since_mark()
     _emit(sink, "import", {"error": import_error, "error_line": error_line,
-                           "warnings": split_diagnostics(import_err_text), "seconds": time.perf_counter() - started})
+                           "warnings": split_diagnostics(import_err_text)})
     if module is None:
         return
     name_error = _check_names(module, job)
@@ -384,6 +382,7 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     from tl_inspect import ir
     from tl_inspect.inspector import accesses, convert, hooks
     from tl_inspect.inspector.linemap import build_line_map
+    from tl_inspect.inspector.nvcc import ptxas_usage
     from tl_inspect.model import (STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE,
                                   KernelArtifact)
 
@@ -417,11 +416,10 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
                      for name, info in func.buffers.items()}
     with_directives = compiled.kernel_source
     gemm_lines = [stmt.line for stmt, _ in ir.walk(snapshots[STAGE_FRONTEND].funcs[0].body)
-                  if isinstance(stmt, ir.Eval) and stmt.line and stmt.expr[0] == "call"
-                  and stmt.expr[1].startswith("tl.tileop.gemm")]
+                  if isinstance(stmt, ir.Eval) and stmt.line and (ir.tile_op(stmt.expr) or "").startswith("gemm")]
     source, line_map = build_line_map(with_directives, spans.is_user_file, base["line"], buffer_lines,
                                       gemm_lines)
-    ptxas = nvcc_resource_usage(source, job.arch) if job.run_nvcc else None
+    ptxas = ptxas_usage(source, job.arch) if job.run_nvcc else None
     return KernelArtifact(
         **base, source=source, source_with_directives=with_directives, line_map=line_map,
         snapshots=snapshots,
@@ -444,12 +442,6 @@ def _global_copy_lines(frontend) -> dict:
                 if func.scope_of(region.buffer) == "global":
                     lines.setdefault(region.buffer, set()).add(stmt.line)
     return {buffer: found.pop() for buffer, found in lines.items() if len(found) == 1}
-
-
-def nvcc_resource_usage(source: str, arch: str) -> dict:
-    from tl_inspect.inspector.nvcc import ptxas_usage
-
-    return ptxas_usage(source, arch)
 
 
 # ---------------------------------------------------------------- messages
