@@ -16,6 +16,7 @@ from tl_inspect.changes import ChangesError, changes_since
 from tl_inspect.config import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
 from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
 from tl_inspect.progress import progress_bar
+from tl_inspect.sources import SourceFiles
 from tl_inspect.suppressions import UnusedSuppression, suppress
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -160,7 +161,7 @@ def _inspect(options: argparse.Namespace) -> int:
     with progress_bar(jobs) as on_done:
         files = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
                              on_done=on_done, use_cache=not options.no_cache)
-    texts = _Texts()
+    texts = SourceFiles()
     reports, complete = _check(jobs, files, settings, rules, texts)
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
                     rules=settings.rules)
@@ -192,24 +193,8 @@ def _inspect(options: argparse.Namespace) -> int:
     return exit_status(run, settings.fail_on, options.exit_zero)
 
 
-class _Texts(dict):
-    """Source text of user files by path as reported, read once; "" for a file that cannot be read."""
-
-    def __missing__(self, path: str) -> str:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            text = ""
-        self[path] = text
-        return text
-
-    def __call__(self, path: str) -> str:
-        return self[path]
-
-
 def _check(jobs: list, files: list[FileResult], settings: Settings, rules: list,
-           texts: _Texts) -> tuple[list[KernelReport], dict]:
+           texts: SourceFiles) -> tuple[list[KernelReport], dict]:
     """Run the selected rules on every kernel, then each source file's suppressions over its findings.
 
     Returns the reports, and for each source file (real path) whether every kernel it defines was
@@ -225,14 +210,14 @@ def _check(jobs: list, files: list[FileResult], settings: Settings, rules: list,
             real = os.path.realpath(kernel.file)
             complete[real] = complete.get(real, True) and whole
             checked = [r for r in settings.rules_for(kernel.file) if r is not UnusedSuppression]
-            reports.append(KernelReport(kernel, tuple(check_kernel(kernel, texts[kernel.file], checked))))
+            reports.append(KernelReport(kernel, tuple(check_kernel(kernel, texts.text(kernel.file), checked))))
     by_file: dict[str, list[KernelReport]] = {}
     for report in reports:
         by_file.setdefault(os.path.realpath(report.kernel.file), []).append(report)
     replaced = {}
     for real, group in by_file.items():
         path = group[0].kernel.file
-        after = suppress(group, texts[path], settings.rules_for(path), rules, complete[real])
+        after = suppress(group, texts.text(path), settings.rules_for(path), rules, complete[real])
         replaced.update(zip(map(id, group), after))
     return [replaced[id(r)] for r in reports], complete
 
@@ -242,7 +227,7 @@ def _keep(run: RunResult, keep) -> RunResult:
     return dataclasses.replace(run, reports=reports)
 
 
-def _apply_baseline(run: RunResult, entries: list, path: str, texts: _Texts,
+def _apply_baseline(run: RunResult, entries: list, path: str, texts: SourceFiles,
                     complete: dict) -> tuple[RunResult, str]:
     fingerprints = baseline.Fingerprints.for_baseline(path, texts)
     inspected = {(fingerprints.relative(r.kernel.file), r.kernel.name) for r in run.reports

@@ -64,28 +64,6 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
 
 
-class SourceCache:
-    """The user's files as lines, read once per run; None for a file that cannot be read."""
-
-    def __init__(self):
-        self._lines: dict[str, list[str] | None] = {}
-
-    def lines(self, path: str) -> list[str] | None:
-        if path not in self._lines:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    self._lines[path] = f.read().splitlines()
-            except OSError:
-                self._lines[path] = None
-        return self._lines[path]
-
-    def line(self, path: str, number: int) -> str | None:
-        lines = self.lines(path)
-        if lines is None or not 0 < number <= len(lines):
-            return None
-        return lines[number - 1]
-
-
 def repository_root(start: str | None = None) -> str:
     """The nearest folder above `start` (default: the working directory) holding `.git` (a folder, or a
     file in a worktree); the working directory itself when there is none."""

@@ -21,8 +21,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, Layout, RunResult
-from tl_inspect.reports.common import SourceCache, file_groups, plural, rule_table, severity_counts
+from tl_inspect.reports.common import file_groups, plural, rule_table, severity_counts
 from tl_inspect.reports.json_report import MODULE_ENTRY
+from tl_inspect.sources import SourceFiles
 
 ASSET_NAMES = ("report.css", "report.js")
 GRID_WRAP = 64  # a long 1-D fragment is drawn as rows of this many elements
@@ -161,7 +162,7 @@ def rule_href(slug: str) -> str:
 
 def build_site(run: RunResult) -> Site:
     site = Site()
-    sources = SourceCache()
+    sources = SourceFiles()
     site.rules = [_rule_page(rule) for rule in rule_table(run)]
     for file, reports in file_groups(run):
         site.notes.extend((file.path, note) for note in file.notes)
@@ -177,7 +178,7 @@ def build_site(run: RunResult) -> Site:
     return site
 
 
-def build_kernel_page(report: KernelReport, href: str, sources: SourceCache) -> KernelPage:
+def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> KernelPage:
     k = report.kernel
     source = sources.lines(k.file)
     py_to_cuda: dict[int, list[int]] = {}

@@ -14,8 +14,9 @@ from tl_inspect.baseline import Fingerprints
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import (
-    SourceCache, file_groups, relative_path, repository_root, rule_table,
+    file_groups, relative_path, repository_root, rule_table,
 )
+from tl_inspect.sources import SourceFiles
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -52,8 +53,8 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
     root = root or repository_root()
     rules = rule_table(run)
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
-    sources = SourceCache()
-    fingerprints = Fingerprints(root, lambda path: "\n".join(sources.lines(path) or []))
+    sources = SourceFiles()
+    fingerprints = Fingerprints(root, sources)
     seen: dict[str, int] = {}
     results = []
     notifications = []

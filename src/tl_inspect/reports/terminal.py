@@ -13,7 +13,8 @@ from rich.text import Text
 
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import SourceCache, file_groups, plural, severity_counts
+from tl_inspect.reports.common import file_groups, plural, severity_counts
+from tl_inspect.sources import SourceFiles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 GUTTER = "blue"
@@ -25,7 +26,7 @@ MAX_CUDA_WIDTH = 140
 @reporter("full")
 def write_full(run: RunResult, out: TextIO) -> None:
     console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
-    sources = SourceCache()
+    sources = SourceFiles()
     failed = 0
     for file, reports in file_groups(run):
         if file.error:
@@ -61,7 +62,7 @@ def _kernel_line(report, where: str) -> Text:
     )
 
 
-def _finding(f: Finding, kernel, sources: SourceCache) -> Text:
+def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
     style = SEVERITY_STYLE.get(f.severity, "bold")
     end = max(f.end_line or f.line, f.line)
     span = list(range(f.line, min(end, f.line + MAX_SPAN_LINES - 1) + 1))
