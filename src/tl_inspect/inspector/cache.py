@@ -8,6 +8,7 @@ the content it had. Only clean results are stored, so an error is always reprodu
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -27,6 +28,7 @@ def cache_dir() -> str:
     return os.environ.get("TL_INSPECT_CACHE_DIR") or os.path.join(base, "tl-inspect")
 
 
+@functools.cache
 def _code_fingerprint() -> bytes:
     digest = hashlib.sha256(metadata.version("tilelang").encode())
     for path in sorted(glob.glob(os.path.join(_PACKAGE_DIR, "inspector", "*.py"))
