@@ -87,6 +87,7 @@ class Attr:
     value: Expr
     body: tuple
     line: int | None = None
+    tag: str = ""  # the thread tag of a launched thread variable: "threadIdx.x", "blockIdx.y"
 
 
 @dataclass(frozen=True)
@@ -219,7 +220,8 @@ def linear_coeff(expr, var: str) -> int | None:
 
 
 def render(expr) -> str:
-    """Python-like text of an expression, for messages and evidence."""
+    """An expression as the user would write it (`bx * 1024 + i + 1`, parentheses only where needed):
+    the one renderer of every message and every piece of evidence."""
     head = expr[0]
     if head == "var":
         return expr[1]
@@ -237,23 +239,44 @@ def render(expr) -> str:
     if head == "bcast":
         return f"T.Broadcast({render(expr[1])}, {expr[2]})"
     if head == "cast":
-        return f"T.Cast({expr[1]!r}, {render(expr[2])})"
+        # index arithmetic is widened to int64 by lowering: the user never wrote those casts
+        return render(expr[2]) if expr[1].startswith(("int", "uint")) else f"T.Cast({expr[1]!r}, {render(expr[2])})"
     if head == "select":
         return f"T.if_then_else({render(expr[1])}, {render(expr[2])}, {render(expr[3])})"
     if head == "call":
         return f"{expr[1]}({', '.join(render(a) for a in expr[2])})"
     if head == "not":
-        return f"not {_paren(expr[1])}"
+        return f"not {_operand(expr[1], _PRECEDENCE['not'])}"
     if head in ("min", "max"):
         return f"T.{head}({render(expr[1])}, {render(expr[2])})"
     if head in _SYMBOLS:
-        return f"{_paren(expr[1])} {_SYMBOLS[head]} {_paren(expr[2])}"
+        level = _PRECEDENCE[head]
+        left = _operand(expr[1], level)
+        # at equal precedence the right operand keeps its parentheses unless regrouping cannot change
+        # the value: a + (b - c) == a + b - c, a * (b * c) == a * b * c, but a * (b // c) != a * b // c
+        right_head = _strip_int_casts(expr[2])[0]
+        regroupable = right_head == head and head in ("add", "mul", "and", "or") or (
+            head == "add" and right_head == "sub")
+        right = render(expr[2])
+        if _PRECEDENCE.get(right_head, 99) < level or (_PRECEDENCE.get(right_head) == level and not regroupable):
+            right = f"({right})"
+        return f"{left} {_SYMBOLS[head]} {right}"
     return str(expr[1])
 
 
-def _paren(expr) -> str:
+_PRECEDENCE = {"or": 1, "and": 2, "not": 3, "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4,
+               "add": 5, "sub": 5, "mul": 6, "div": 6, "floordiv": 6, "floormod": 6, "mod": 6}
+
+
+def _operand(expr, level: int) -> str:
     text = render(expr)
-    return f"({text})" if expr[0] in _SYMBOLS else text
+    return f"({text})" if _PRECEDENCE.get(_strip_int_casts(expr)[0], 99) < level else text
+
+
+def _strip_int_casts(expr):
+    while expr[0] == "cast" and expr[1].startswith(("int", "uint")):
+        expr = expr[2]
+    return expr
 
 
 def dtype_bits(dtype: str) -> int:

@@ -19,9 +19,72 @@ STAGES = (STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE, STAGE_DEVICE)
 SEVERITIES = ("info", "warning", "error")
 
 
+VERDICTS = ("full", "cheap", "costly", "inherent", "unproven", "unexplained")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why a global access is narrower or less coalesced than its footprint allows.
+
+    `kind` is one of `tl_inspect.analysis.causes.CAUSES`; the other fields are the facts the owning
+    rule renders its message from (empty where they do not apply)."""
+
+    kind: str
+    width: int = 0  # lanes of the vector the access could have
+    buffer: str = ""  # the access whose index or layout is at fault (may be another access of the loop)
+    index: str = ""  # that access as the user wrote it: "A[bx * 1024 + i + 1]"
+    loop: str = ""  # the loop as written: "T.Parallel(256)", "T.copy", "T.serial"
+    loop_line: int | None = None  # its line
+    lane_var: str = ""  # the variable neighbouring lanes step through
+    predicate: str = ""  # a bounds check, as written
+    bound: str = ""  # what the check compares with: "2047", "N"
+    bound_value: int | None = None  # the bound when it is a constant
+    stride: int | None = None  # elements between neighbouring lanes' addresses in the index
+    offset: str = ""  # the term that breaks alignment: "1", "pos", "bx * 3"
+    offset_value: int | None = None  # a constant offset
+    row: str = ""  # the row length of misaligned rows
+    row_value: int | None = None
+    threads: int = 0
+    elements: float = 0  # elements per thread the loop gives
+    origin: Cause | None = None  # for a fragment layout: the cause in the loop that fixed it
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The kernel rebuilt with one cause removed, and what became of the access."""
+
+    change: str  # the change in the user's terms: "N = 2047 -> 2048 (a multiple of 8)"
+    cuda_before: str  # the access's CUDA line before and after
+    cuda_after: str
+    bits_before: int
+    bits_after: int
+    stride_before: int | None  # lane strides in bytes
+    stride_after: int | None
+
+    def as_dict(self) -> dict:
+        return {"change": self.change, "cuda_before": self.cuda_before, "cuda_after": self.cuda_after,
+                "bits_before": self.bits_before, "bits_after": self.bits_after,
+                "stride_before": self.stride_before, "stride_after": self.stride_after}
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A slowdown factor against the vector form, and the measurement it comes from."""
+
+    estimate: float
+    basis: str
+
+    def as_dict(self) -> dict:
+        return {"estimate": self.estimate, "basis": self.basis}
+
+
 @dataclass(frozen=True)
 class Access:
-    """One global-memory load or store as emitted in the device code."""
+    """One global-memory access of the device code, what the pattern allowed, and its verdict.
+
+    The first group of fields is read off the device code by the inspector; the verdict fields are
+    filled by `tl_inspect.analysis.verdicts` (still in the worker, where a cause can be proven by
+    recompiling the kernel without it)."""
 
     kind: str  # "load" | "store"
     buffer: str
@@ -31,6 +94,28 @@ class Access:
     cuda_lines: tuple = ()
     index: str = ""
     via: str = ""  # "cp.async" or "tma" for asynchronous copies into shared memory
+    # distance in bytes between the addresses neighbouring threads access in one instruction; None for
+    # an address loaded from memory
+    lane_stride_bytes: int | None = None
+    request_bytes: int = 0  # bytes one warp instruction moves (the first warp, every loop at 0)
+    sectors: int = 0  # 32-byte sectors that instruction touches
+    elements_per_thread: int = 1  # elements one thread moves through this access in one launch
+    block_bytes: int = 0  # bytes this access moves per thread block
+    guard: tuple | None = None  # (condition, bound) of a lane-varying bounds check the access sits under
+    serial_var: str = ""  # the scalar fallback loop (`i_s`) the access sits in
+    atomic: bool = False
+    tile_op: str = ""  # "copy" when the access comes from a `T.copy`
+    # verdict
+    max_bits: int | None = None  # widest this access could have
+    verdict: str | None = None  # one of VERDICTS
+    cause: Cause | None = None
+    reason: str = ""  # why an `inherent` access cannot be wider
+    cost: float | None = None  # slowdown of this access against its vector form
+    cost_basis: str = ""
+    share: float = 0.0  # its fraction of the kernel's global bytes
+    group: int | None = None  # accesses with the same cause instance share a group (and one proof)
+    kernel_cost: float | None = None  # the kernel's slowdown from this access's cause instance
+    proof: Proof | None = None
 
     @property
     def bits(self) -> int:
@@ -39,11 +124,32 @@ class Access:
         return self.lanes * dtype_bits(self.dtype)
 
     @property
+    def json_kind(self) -> str:
+        """The contract's access kind: load | store | copy | async | tma."""
+        if self.via == "tma":
+            return "tma"
+        if self.via:
+            return "async"
+        return "copy" if self.tile_op == "copy" else self.kind
+
+    @property
     def width_class(self) -> str:
         """"128-bit" for full-width vector accesses, "narrow" for 2+ lanes below that, else "scalar"."""
         if self.bits >= 128:
             return "128-bit"
         return "narrow" if self.lanes > 1 else "scalar"
+
+    def as_dict(self) -> dict:
+        return {
+            "buffer": self.buffer, "kind": self.json_kind, "direction": self.kind, "dtype": self.dtype,
+            "line": self.line, "cuda_lines": list(self.cuda_lines), "bits": self.bits,
+            "max_bits": self.max_bits, "lane_stride_bytes": self.lane_stride_bytes,
+            "request_bytes": self.request_bytes, "sectors": self.sectors,
+            "elements_per_thread": self.elements_per_thread, "verdict": self.verdict,
+            "cause": self.cause.kind if self.cause else None, "reason": self.reason or None,
+            "cost": self.cost, "share": round(self.share, 4),
+            "proof": self.proof.as_dict() if self.proof else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -132,6 +238,8 @@ class Finding:
     expected_bits: int | None = None
     emitted_bits: int | None = None
     col: int = 1
+    cost: Cost | None = None  # vectorization findings: the kernel's slowdown from this cause
+    proof: Proof | None = None  # vectorization findings: the kernel rebuilt without the cause
 
     def as_dict(self) -> dict:
         data = {
@@ -144,6 +252,10 @@ class Finding:
         if self.expected_bits is not None:
             data["expected_bits"] = self.expected_bits
             data["emitted_bits"] = self.emitted_bits
+        if self.cost is not None:
+            data["cost"] = self.cost.as_dict()
+        if self.proof is not None:
+            data["proof"] = self.proof.as_dict()
         return data
 
 

@@ -56,7 +56,6 @@ class UnusedSuppression:
     severity: ClassVar[str] = "warning"
     kind: ClassVar[str] = "suppression"
     fix: ClassVar[str] = "delete the unused suppression"
-    yields_to: ClassVar[tuple] = ()
     BAD: ClassVar[list] = []
     GOOD: ClassVar[list] = []
     # the same documentation accessors as a registered rule (the class is not registered: it has no check)

@@ -1,15 +1,108 @@
-"""Global-memory loads and stores of the final device code, with their width and lines.
+"""Global-memory loads and stores of the final device code: their width, lines, and how neighbouring
+threads and one thread's loops walk memory.
 
 Element-wise accesses are buffer loads and stores; copies into shared memory may instead be asynchronous
 copy instructions (`cp.async` on sm_80+, TMA bulk copies on sm_90), which move 4 to 16 bytes per thread
-or a whole tile at once and are recorded with `via` set."""
+or a whole tile at once and are recorded with `via` set; atomics are recorded with `atomic` set.
+
+The lane stride is read off the index expression evaluated over the real thread grid: thread x = 0 and
+x = 1 with every loop and block variable at 0; the sectors are those the first warp's 32 lanes touch
+in one instruction (threadIdx.x fastest, then y and z). Elements per thread multiply the lanes of one
+instruction by the trip counts of the loops around it."""
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from tl_inspect import ir
+from tl_inspect.analysis.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
 from tl_inspect.model import Access
+
+LANE_TAG = "threadIdx.x"
+SCALARIZED_SUFFIX = "_s"
+WARP_SIZE = 32
+SECTOR_BYTES = 32
+
+
+class _DeviceFunc:
+    """Thread variables, their extents and `let` values of one device function."""
+
+    def __init__(self, func: ir.IRFunc):
+        self.func = func
+        self.lane_var = None
+        self.threads = 1
+        self.thread_axes: dict[str, tuple] = {}  # "threadIdx.x" -> (variable, extent)
+        self.block_vars: set[str] = set()
+        self.lets: dict = {}
+        for stmt, _ in ir.walk(func.body):
+            if isinstance(stmt, ir.Attr) and stmt.key == "thread_extent":
+                extent = ir.int_value(stmt.value) or 1
+                if stmt.tag.startswith("threadIdx"):
+                    self.threads *= extent
+                    self.thread_axes[stmt.tag] = (stmt.node, extent)
+                    if stmt.tag == LANE_TAG:
+                        self.lane_var = stmt.node
+                else:
+                    self.block_vars.add(stmt.node)
+            elif isinstance(stmt, ir.Let):
+                self.lets[stmt.var] = stmt.value
+        self.warp = self._first_warp()
+
+    def _first_warp(self) -> dict:
+        """The thread variables of the first warp's lanes, as arrays: threadIdx.x runs fastest."""
+        lanes = np.arange(min(WARP_SIZE, self.threads), dtype=np.int64)
+        env, step = {}, 1
+        for tag in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
+            var, extent = self.thread_axes.get(tag, (None, 1))
+            if var is not None:
+                env[var] = (lanes // step) % extent
+            step *= extent
+        return env
+
+    def sectors(self, buffer: str, indices: tuple, dtype: str, access_bits: int) -> tuple:
+        """(bytes one warp instruction moves, 32-byte sectors it touches) for the first warp, every loop
+        and block variable at 0; (0, 0) when the address comes from memory."""
+        info = self.func.buffers.get(buffer)
+        flat = self.resolve(flatten(indices, info.shape if info else ()))
+        if flat[0] == "ramp":
+            flat = flat[1]
+        if ir.loads_of(flat) or not self.warp:
+            return 0, 0
+        env = {**{v: 0 for v in self.block_vars}, **self.warp}
+        lanes = len(next(iter(self.warp.values())))
+        try:
+            first = np.broadcast_to(ir.evaluate(flat, env, default=0), (lanes,)) * ir.dtype_bits(dtype) // 8
+        except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+            return 0, 0
+        size = max(1, access_bits // 8)
+        touched = set()
+        for start in np.unique(first).tolist():
+            touched.update(range(start // SECTOR_BYTES, (start + size - 1) // SECTOR_BYTES + 1))
+        return lanes * size, len(touched)
+
+    def resolve(self, expr, depth: int = 0):
+        """`expr` with `let`-bound names replaced by their values (a few levels deep)."""
+        if depth > 6 or not self.lets or not (ir.vars_of(expr) & self.lets.keys()):
+            return expr
+        return self.resolve(ir.substitute(expr, self.lets), depth + 1)
+
+    def lane_stride(self, buffer: str, indices: tuple, dtype: str) -> int | None:
+        """Bytes between the elements threads x = 0 and x = 1 access; None when the index is loaded."""
+        info = self.func.buffers.get(buffer)
+        flat = self.resolve(flatten(indices, info.shape if info else ()))
+        if flat[0] == "ramp":
+            flat = flat[1]
+        if ir.loads_of(flat) or self.lane_var is None:
+            return None if ir.loads_of(flat) else 0
+        env = {self.lane_var: np.array([0, 1], dtype=np.int64)}
+        env.update({v: 0 for v in self.block_vars})
+        try:
+            values = np.broadcast_to(ir.evaluate(flat, env, default=0), (2,))
+        except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+            return None
+        return abs(int(values[1]) - int(values[0])) * ir.dtype_bits(dtype) // 8
 
 
 def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: dict, copy_lines: dict) -> tuple:
@@ -17,46 +110,91 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
     through pointers); `copy_lines`: global buffer -> the line of the one `T.copy` that moves it, for
     TMA copies, which lowering leaves without a line."""
     cuda_text = source.splitlines()
+    lines_naming = _LinesNaming(cuda_text, line_map)
     found: list[Access] = []
     for func in device.funcs:
+        dev = _DeviceFunc(func)
         for stmt, ancestors in ir.walk(func.body):
+            line = ir.stmt_line(stmt, ancestors)
+            trips = _trips(ancestors)
             if isinstance(stmt, ir.Eval):
-                copy = _async_copy(func, stmt, ir.stmt_line(stmt, ancestors), cuda_text, line_map, dtypes,
-                                   copy_lines)
-                if copy:
-                    found.append(copy)
+                access = _call_access(dev, stmt, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
+                if access:
+                    found.append(access)
                 continue
             # loads also sit in `x = A[i]` bindings and in `if` conditions, not only in stored values
-            if isinstance(stmt, ir.Store):
-                read = stmt.value
-            elif isinstance(stmt, ir.Let):
+            if isinstance(stmt, (ir.Store, ir.Let)):
                 read = stmt.value
             elif isinstance(stmt, ir.If):
                 read = stmt.cond
             else:
                 continue
-            line = ir.stmt_line(stmt, ancestors)
+            guards = [a.cond for a in ancestors if isinstance(a, ir.If)]
+            serial = next((a.var for a in reversed(ancestors) if isinstance(a, ir.For)
+                           and a.var.endswith(SCALARIZED_SUFFIX) and a.kind == "serial"), "")
             if isinstance(stmt, ir.Store) and func.scope_of(stmt.buffer) == "global":
-                found.append(_access("store", stmt.buffer, stmt.dtype, stmt.indices, line, cuda_text, line_map))
+                found.append(_access(dev, "store", stmt.buffer, stmt.dtype, stmt.indices, line, lines_naming,
+                                     trips, _lane_varying(dev, guards, ancestors), serial))
             for load in ir.loads_of(read):
                 if func.scope_of(load[1]) == "global":
-                    found.append(_access("load", load[1], load[3], load[2], line, cuda_text, line_map))
+                    own = guards + [c for c in select_conds(read) if _selects_load(read, c, load)]
+                    found.append(_access(dev, "load", load[1], load[3], load[2], line, lines_naming, trips,
+                                         _lane_varying(dev, own, ancestors), serial))
     return tuple(found)
 
 
-def _async_copy(func: ir.IRFunc, stmt: ir.Eval, line, cuda_text, line_map, dtypes: dict,
-                copy_lines: dict) -> Access | None:
+def _trips(ancestors) -> int:
+    """Iterations of the loops around a statement, for one thread (a run-time trip count counts as
+    RUNTIME_VALUE)."""
+    count = 1
+    for anc in ancestors:
+        if isinstance(anc, ir.For) and anc.kind != "thread_binding":
+            extent = ir.int_value(anc.extent)
+            count *= extent if extent is not None else RUNTIME_VALUE
+    return count
+
+
+def _lane_varying(dev: _DeviceFunc, conds, ancestors):
+    """(condition, bound) of the innermost bounds check that can differ between the elements of one
+    thread's loop or between neighbouring threads: the check an access sits under."""
+    loop_vars = {a.var for a in ancestors if isinstance(a, ir.For) and a.kind != "thread_binding"}
+    varying = loop_vars | ({dev.lane_var} if dev.lane_var else set())
+    for cond in reversed(conds):
+        found = bound_of(dev.resolve(cond), varying)
+        if found is not None:
+            return dev.resolve(cond), found[1]
+    return None
+
+
+def _selects_load(expr, cond, load) -> bool:
+    """Whether `load` is an operand chosen by the select on `cond` inside `expr`."""
+    for sub in ir.subexprs(expr):
+        if sub[0] == "select" and sub[1] == cond:
+            return load in ir.loads_of(sub[2]) or load in ir.loads_of(sub[3])
+        if sub[0] == "call" and sub[1] == "tirx.if_then_else" and len(sub[2]) == 3 and sub[2][0] == cond:
+            return load in ir.loads_of(sub[2][1]) or load in ir.loads_of(sub[2][2])
+    return False
+
+
+def _call_access(dev: _DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dict, copy_lines: dict,
+                 cuda_text, trips: int) -> Access | None:
     call = stmt.expr
     if call[0] != "call":
         return None
+    func = dev.func
     if call[1] == "tl.ptx_cp_async" and len(call[2]) >= 3:
         # (shared pointer, global pointer, elements per thread)
         source, elements = _pointer(call[2][1]), ir.int_value(call[2][2])
         if source is None or elements is None or func.scope_of(source[0]) != "global":
             return None
-        return Access(kind="load", buffer=source[0], dtype=dtypes.get(source[0], "float32"), lanes=elements,
-                      line=line, cuda_lines=_lines_naming(source[0], line, cuda_text, line_map),
-                      index=ir.render(source[1]), via="cp.async")
+        dtype = dtypes.get(source[0], "float32")
+        request, sectors = dev.sectors(source[0], (source[1],), dtype, elements * ir.dtype_bits(dtype))
+        return Access(kind="load", buffer=source[0], dtype=dtype, lanes=elements, line=line,
+                      request_bytes=request, sectors=sectors,
+                      cuda_lines=lines_naming(source[0], line), index=ir.render(source[1]), via="cp.async",
+                      lane_stride_bytes=dev.lane_stride(source[0], (source[1],), dtype),
+                      elements_per_thread=elements * trips,
+                      block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8)
     if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and call[2][0][0] == "var":
         # (descriptor of the global tensor, [barrier,] shared pointer, coordinates...)
         tensor = call[2][0][1].removesuffix("_desc")
@@ -64,10 +202,24 @@ def _async_copy(func: ir.IRFunc, stmt: ir.Eval, line, cuda_text, line_map, dtype
         if tile is None or ir.int_value(tile[2]) is None:
             return None
         line = line or copy_lines.get(tensor)
-        return Access(kind="load" if call[1] == "tl.tma_load" else "store", buffer=tensor,
-                      dtype=dtypes.get(tile[0], "float32"), lanes=ir.int_value(tile[2]), line=line,
+        dtype = dtypes.get(tile[0], "float32")
+        elements = ir.int_value(tile[2]) * trips
+        return Access(kind="load" if call[1] == "tl.tma_load" else "store", buffer=tensor, dtype=dtype,
+                      lanes=ir.int_value(tile[2]), line=line,
                       cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1)
-                                       if "tma_" in text and f"{tensor}_desc" in text), via="tma")
+                                       if "tma_" in text and f"{tensor}_desc" in text), via="tma",
+                      lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+                      elements_per_thread=max(1, elements // dev.threads),
+                      block_bytes=elements * ir.dtype_bits(dtype) // 8)
+    if "atomic" in call[1]:
+        target = next((a[2][0] for a in call[2] if a[0] == "call" and a[1] == "tirx.address_of"
+                       and a[2] and a[2][0][0] == "load"), None)
+        if target is None and call[2] and call[2][0][0] == "load":
+            target = call[2][0]
+        if target is None or func.scope_of(target[1]) != "global":
+            return None
+        access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, "")
+        return Access(**{**access.__dict__, "atomic": True})
     return None
 
 
@@ -78,20 +230,37 @@ def _pointer(expr):
     return None
 
 
-def _access(kind, buffer, dtype, indices, line, cuda_text, line_map) -> Access:
+def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard,
+            serial: str) -> Access:
     lanes = ir.dtype_lanes(dtype)
+    element = ir.element_dtype(dtype)
+    elements = lanes * trips
+    request, sectors = dev.sectors(buffer, indices, element, lanes * ir.dtype_bits(element))
     return Access(
-        kind=kind, buffer=buffer, dtype=ir.element_dtype(dtype), lanes=lanes, line=line,
-        cuda_lines=_lines_naming(buffer, line, cuda_text, line_map),
-        index=", ".join(ir.render(i) for i in indices),
+        kind=kind, buffer=buffer, dtype=element, lanes=lanes, line=line, request_bytes=request, sectors=sectors,
+        cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
+        lane_stride_bytes=dev.lane_stride(buffer, indices, element), elements_per_thread=elements,
+        block_bytes=elements * dev.threads * ir.dtype_bits(element) // 8, guard=guard, serial_var=serial,
     )
 
 
-def _lines_naming(buffer: str, line, cuda_text, line_map) -> tuple:
-    """CUDA lines produced by the Python line, narrowed to those that mention the buffer."""
-    if line is None:
-        return ()
-    produced = [i + 1 for i, py in enumerate(line_map) if py == line]
-    word = re.compile(rf"\b{re.escape(buffer)}\b")
-    naming = [n for n in produced if word.search(cuda_text[n - 1])]
-    return tuple(naming or produced)
+class _LinesNaming:
+    """CUDA lines produced by a Python line, narrowed to those that mention a buffer."""
+
+    def __init__(self, cuda_text: list, line_map: tuple):
+        self.cuda_text = cuda_text
+        self.by_line: dict = {}
+        for i, py in enumerate(line_map):
+            self.by_line.setdefault(py, []).append(i + 1)
+        self._cache: dict = {}
+
+    def __call__(self, buffer: str, line) -> tuple:
+        if line is None:
+            return ()
+        key = (buffer, line)
+        if key not in self._cache:
+            produced = self.by_line.get(line, [])
+            word = re.compile(rf"\b{re.escape(buffer)}\b")
+            naming = [n for n in produced if word.search(self.cuda_text[n - 1])]
+            self._cache[key] = tuple(naming or produced)
+        return self._cache[key]

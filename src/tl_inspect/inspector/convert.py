@@ -146,8 +146,9 @@ class _Converter:
         if isinstance(s, tirx.AttrStmt):
             node = s.node.var.name if isinstance(s.node, tirx.IterVar) else (
                 s.node.name if isinstance(s.node, tirx.Var) else "")
+            tag = str(s.node.thread_tag) if isinstance(s.node, tirx.IterVar) else ""
             return (ir.Attr(key=str(s.attr_key), node=node, value=_attr_value(s.value),
-                            body=self.body(s.body), line=line),)
+                            body=self.body(s.body), line=line, tag=tag),)
         if isinstance(s, tirx.Bind):
             return (ir.Let(var=s.var.name, value=expr(s.value), body=(), line=line),)
         if isinstance(s, tirx.LetStmt if hasattr(tirx, "LetStmt") else ()):

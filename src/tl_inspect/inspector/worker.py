@@ -32,6 +32,7 @@ class Job:
     path: str  # as the user gave it
     arch: str = "sm_90"
     run_nvcc: bool = False
+    prove: bool = True  # rebuild each kernel without each cause of a costly access (proofs)
     only: str | None = None  # FILE.py::NAME
     args: dict = field(default_factory=dict)  # -a NAME=VALUE for FILE.py::factory
     cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...] from the configuration
@@ -374,14 +375,15 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
 
 
 def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: _Capture):
+    import dataclasses
+
     import tilelang
     import tvm
     from tvm.ir.instrument import pass_instrument
     from tvm.target import Target
 
-    from tl_inspect import ir
-    from tl_inspect.inspector import accesses, convert, hooks
-    from tl_inspect.inspector.linemap import build_line_map
+    from tl_inspect.analysis import verdicts
+    from tl_inspect.inspector import convert, hooks, proofs
     from tl_inspect.inspector.nvcc import ptxas_usage
     from tl_inspect.model import (STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE,
                                   KernelArtifact)
@@ -397,8 +399,8 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
 
     started = time.perf_counter()
     target = hooks.cuda_target(job.arch)
-    config = {**pass_configs, "tl.emit_line_directives": True,
-              "tl.layout_visualization_enable": True, "tl.layout_visualization_formats": "txt"}
+    lines_config = {**pass_configs, "tl.emit_line_directives": True}
+    config = {**lines_config, "tl.layout_visualization_enable": True, "tl.layout_visualization_formats": "txt"}
     with tvm.transform.PassContext(opt_level=3, config=config, instruments=[KeepAfter()]), Target(target):
         compiled = tilelang.lower(prim_func, target=target)
     compile_ms = (time.perf_counter() - started) * 1e3
@@ -409,25 +411,45 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     for stage, mod in kept.items():
         snapshots[stage] = convert.convert_module(stage, mod, spans)
     snapshots[STAGE_DEVICE] = convert.convert_module(STAGE_DEVICE, compiled.device_mod, spans)
+    source, line_map, found = _device_view(compiled.kernel_source, snapshots, spans, base["line"])
+    ptxas = ptxas_usage(source, job.arch) if job.run_nvcc else None
+    artifact = KernelArtifact(
+        **base, source=source, source_with_directives=compiled.kernel_source, line_map=line_map,
+        snapshots=snapshots, accesses=found,
+        layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
+        layout_text=layout_text, warnings=split_diagnostics(err_text), compile_ms=compile_ms, ptxas=ptxas,
+    )
+    judged = verdicts.judge(artifact)
+    if job.prove:
+        def lower_variant(func):
+            with tvm.transform.PassContext(opt_level=3, config=lines_config), Target(target):
+                variant = tilelang.lower(func, target=target)
+            views = {STAGE_FRONTEND: convert.convert_module(STAGE_FRONTEND, func, spans),
+                     STAGE_DEVICE: convert.convert_module(STAGE_DEVICE, variant.device_mod, spans)}
+            variant_source, _, variant_accesses = _device_view(variant.kernel_source, views, spans, base["line"])
+            return variant_source, variant_accesses
+
+        judged = proofs.prove(prim_func, judged, lower_variant, source)
+    return dataclasses.replace(artifact, accesses=judged)
+
+
+def _device_view(with_directives: str, snapshots: dict, spans, def_line) -> tuple:
+    """(CUDA source as users see it, its line map, the global accesses of the device code)."""
+    from tl_inspect import ir
+    from tl_inspect.inspector import accesses
+    from tl_inspect.inspector.linemap import build_line_map
+    from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND
 
     buffer_lines = {name: info.line for snap in snapshots.values() for func in snap.funcs
                     for name, info in func.buffers.items() if info.line}
     buffer_dtypes = {name: info.dtype for snap in snapshots.values() for func in snap.funcs
                      for name, info in func.buffers.items()}
-    with_directives = compiled.kernel_source
     gemm_lines = [stmt.line for stmt, _ in ir.walk(snapshots[STAGE_FRONTEND].funcs[0].body)
                   if isinstance(stmt, ir.Eval) and stmt.line and (ir.tile_op(stmt.expr) or "").startswith("gemm")]
-    source, line_map = build_line_map(with_directives, spans.is_user_file, base["line"], buffer_lines,
-                                      gemm_lines)
-    ptxas = ptxas_usage(source, job.arch) if job.run_nvcc else None
-    return KernelArtifact(
-        **base, source=source, source_with_directives=with_directives, line_map=line_map,
-        snapshots=snapshots,
-        accesses=accesses.global_accesses(snapshots[STAGE_DEVICE], source, line_map, buffer_dtypes,
-                                          _global_copy_lines(snapshots[STAGE_FRONTEND])),
-        layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
-        layout_text=layout_text, warnings=split_diagnostics(err_text), compile_ms=compile_ms, ptxas=ptxas,
-    )
+    source, line_map = build_line_map(with_directives, spans.is_user_file, def_line, buffer_lines, gemm_lines)
+    found = accesses.global_accesses(snapshots[STAGE_DEVICE], source, line_map, buffer_dtypes,
+                                     _global_copy_lines(snapshots[STAGE_FRONTEND]))
+    return source, line_map, found
 
 
 def _global_copy_lines(frontend) -> dict:

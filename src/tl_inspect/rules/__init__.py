@@ -9,7 +9,7 @@ from tl_inspect.rules.base import Example, Rule, RuleContext, find_rule, registe
 from tl_inspect.rules.runner import check_kernel
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name not in ("base", "runner"):
+    if _module.name not in ("base", "runner", "vector_findings"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["Example", "Rule", "RuleContext", "check_kernel", "find_rule", "registered_rules"]

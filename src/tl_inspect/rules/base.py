@@ -20,7 +20,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
-from tl_inspect.model import Finding, KernelArtifact
+from tl_inspect.model import Cost, Finding, KernelArtifact, Proof
 
 EXPECT_MARKER = re.compile(r"#\s*expect:\s*([\w\-, ]+)")
 
@@ -75,7 +75,8 @@ class RuleContext:
     def report(self, line: int, message: str, *, fix: str | None = None, end_line: int | None = None,
                cuda_lines: Iterable[int] | None = None, evidence: Iterable[str] = (),
                expected_bits: int | None = None, emitted_bits: int | None = None,
-               severity: str | None = None, col: int | None = None) -> None:
+               severity: str | None = None, col: int | None = None, cost: Cost | None = None,
+               proof: Proof | None = None) -> None:
         if cuda_lines is None:
             cuda_lines = self.kernel.cuda_lines_for(range(line, (end_line or line) + 1))
         if col is None:
@@ -86,6 +87,7 @@ class RuleContext:
             message=message, fix=fix or self.rule.fix, file=self.kernel.file, line=line,
             kernel=self.kernel.name, end_line=end_line, cuda_lines=tuple(cuda_lines),
             evidence=tuple(evidence), expected_bits=expected_bits, emitted_bits=emitted_bits, col=col,
+            cost=cost, proof=proof,
         ))
 
 
@@ -95,9 +97,6 @@ class Rule:
     severity: ClassVar[str]  # "error" | "warning" | "info"
     kind: ClassVar[str]  # "source" | "ir" | "codegen"
     fix: ClassVar[str]  # default fix title
-    # slugs of rules that name the root cause; a finding of this rule on a line where one of them also
-    # fired is dropped, so each statement is reported once, under its cause
-    yields_to: ClassVar[tuple] = ()
     BAD: ClassVar[list] = []
     GOOD: ClassVar[list] = []
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from tl_inspect.model import Cause
+from tl_inspect.rules import vector_findings
 from tl_inspect.rules.base import Example, Rule, RuleContext
-from tl_inspect.vectorization import Verdict, analyse, scalar_loop_cause
-
-MAX_EVIDENCE_LINES = 3
+from tl_inspect.rules.vector_findings import accesses_text, shape_text
 
 
 class LaneDependentPredicate(Rule):
@@ -192,41 +192,26 @@ class LaneDependentPredicate(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> None:
-        vectors = analyse(ctx.kernel)
-        widest: dict[int, Verdict] = {}
-        for verdict in vectors.verdicts:
-            best = widest.get(verdict.line)
-            if best is None or verdict.expected_bits / verdict.emitted_bits > best.expected_bits / best.emitted_bits:
-                widest[verdict.line] = verdict
-        # lowering may split one statement into several serial loops (a cast copies in and out)
-        scalar: dict[int, tuple] = {}
-        for loop in vectors.scalar_loops:
-            for line, buffers in loop.buffers.items():
-                _, names = scalar.setdefault(line, (loop, []))
-                names += [b for b in buffers if b not in names]
-        for line, (loop, buffers) in sorted(scalar.items()):
-            if line not in vectors.insignificant_lines:
-                self._report(ctx, line, scalar_loop_cause(loop), widest.get(line), buffers, "one element at a time")
-        reported = set(scalar)
-        for verdict in vectors.verdicts:
-            cause = next((c for c in verdict.causes if c.kind == "predicate"), None)
-            if cause is not None and verdict.line not in reported:
-                reported.add(verdict.line)
-                worst = widest[verdict.line]
-                buffers = [v.ref.buffer for v in vectors.verdicts if v.line == verdict.line]
-                self._report(ctx, verdict.line, cause, worst, buffers,
-                             f"{worst.emitted_bits} bits at a time instead of {worst.expected_bits}")
+        vector_findings.report(ctx, message, fix)
 
-    @staticmethod
-    def _report(ctx: RuleContext, line: int, cause, verdict: Verdict | None, buffers, how: str) -> None:
-        text = cause.text[0].upper() + cause.text[1:]
-        cuda = sorted({n for a in ctx.kernel.accesses if a.line == line for n in a.cuda_lines})
-        source = ctx.kernel.source.splitlines()
-        names = list(dict.fromkeys(buffers))
-        joined = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-        verb = "is" if len(names) == 1 else "are"
-        ctx.report(line, f"{text}: {joined} {verb} accessed {how}", fix=cause.fix,
-                   cuda_lines=cuda or None,
-                   evidence=[source[n - 1].strip() for n in cuda[:MAX_EVIDENCE_LINES] if n <= len(source)],
-                   expected_bits=verdict.expected_bits if verdict else None,
-                   emitted_bits=verdict.emitted_bits if verdict else None)
+
+def message(cause: Cause, accesses: list) -> str:
+    what = f"{accesses_text(accesses)} {'is' if len(accesses) == 1 else 'are'} {shape_text(accesses)}"
+    return (f"{what}: the bounds check `{cause.predicate}` varies inside each thread's {cause.width}-element "
+            f"group ({bound_reason(cause)}), so the loop runs one element at a time.")
+
+
+def bound_reason(cause: Cause) -> str:
+    if cause.bound_value is not None:
+        return f"{cause.bound_value} is not a multiple of {cause.width}"
+    return f"{cause.bound} is only known at run time"
+
+
+def fix(cause: Cause) -> str:
+    if cause.bound_value is not None:
+        padded = -(-cause.bound_value // cause.width) * cause.width
+        return (f"pad the length to a multiple of {cause.width} ({cause.bound_value} -> {padded}), or split the "
+                f"loop into an aligned body and a separate tail")
+    return (f"if {cause.bound} is always a multiple of {cause.width}, say so with "
+            f"T.assume({cause.bound} % {cause.width} == 0); otherwise pad it, or split the loop into an aligned "
+            f"body and a separate tail")

@@ -1,4 +1,5 @@
-"""Run the rules over one kernel and keep one finding per root cause per statement."""
+"""Run the rules over one kernel. Rules never see each other's findings: each cause is owned by one
+rule (tl_inspect.analysis.verdicts.CAUSE_OWNERS), so a selection only filters."""
 
 from __future__ import annotations
 
@@ -15,11 +16,5 @@ def check_kernel(kernel: KernelArtifact, source_text: str, rules: list[type[Rule
         ctx = RuleContext(rule, kernel, source_text)
         rule.check(ctx)
         findings.extend(ctx.findings)
-    causes = {(f.slug, f.line) for f in findings}
-    by_slug = {r.slug: r for r in rules}
-    kept = [
-        f for f in findings
-        if not any((cause, f.line) in causes for cause in by_slug[f.slug].yields_to)
-    ]
-    unique = {(f.rule, f.line, f.message): f for f in kept}
+    unique = {(f.rule, f.line, f.message): f for f in findings}
     return sorted(unique.values(), key=lambda f: (f.line, f.rule))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from tl_inspect.model import Cause
+from tl_inspect.rules import vector_findings
 from tl_inspect.rules.base import Example, Rule, RuleContext
-from tl_inspect.vectorization import Verdict, analyse
-
-MAX_EVIDENCE_LINES = 3
+from tl_inspect.rules.vector_findings import accesses_text, plural, shape_text
 
 
 class ScalarizedLoad(Rule):
@@ -80,7 +80,6 @@ class ScalarizedLoad(Rule):
     severity = "warning"
     kind = "ir"
     fix = "Make the access contiguous, 16-byte aligned and at least 128 bits per thread"
-    yields_to = ("lane-dependent-predicate", "invariant-index-store")
 
     BAD = [
         Example('''
@@ -253,51 +252,73 @@ class ScalarizedLoad(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> None:
-        by_line: dict[int, list[Verdict]] = {}
-        for verdict in analyse(ctx.kernel).verdicts:
-            by_line.setdefault(verdict.line, []).append(verdict)
-        source = ctx.kernel.source.splitlines()
-        for line, verdicts in sorted(by_line.items()):
-            worst = max(verdicts, key=lambda v: (v.expected_bits / v.emitted_bits, v.expected_bits))
-            cause = worst.causes[0]
-            others = len(worst.causes) - 1
-            message = (
-                f"{describe(verdicts)} {'is' if len(verdicts) == 1 else 'are'} {widths(verdicts)}: {cause.text}"
-                + (f" (and {others} more cause{'s' * (others != 1)})" if others else "")
-            )
-            cuda = sorted({n for v in verdicts for n in v.cuda_lines})
-            ctx.report(
-                line, message, fix=cause.fix, cuda_lines=cuda or None,
-                evidence=[source[n - 1].strip() for n in cuda[:MAX_EVIDENCE_LINES] if n <= len(source)],
-                expected_bits=worst.expected_bits, emitted_bits=worst.emitted_bits,
-            )
+        vector_findings.report(ctx, message, fix)
 
 
-def describe(verdicts) -> str:
-    """"The C store and the A and B loads", naming each buffer once per kind."""
-    parts = []
-    for kind in ("store", "load"):
-        names = []
-        for verdict in verdicts:
-            if verdict.ref.kind == kind and verdict.ref.buffer not in names:
-                names.append(verdict.ref.buffer)
-        if names:
-            joined = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-            parts.append(f"the {joined} {kind}{'s' * (len(names) > 1)}")
-    text = " and ".join(parts)
-    return text[0].upper() + text[1:]
+def message(cause: Cause, accesses: list) -> str:
+    what = f"{accesses_text(accesses)} {'is' if len(accesses) == 1 else 'are'} {shape_text(accesses)}"
+    return f"{what}: {cause_text(cause)}."
 
 
-def widths(verdicts) -> str:
-    """"emitted 16 bits wide (1 x float16) where 128-bit accesses were possible", per buffer if they differ."""
-    shapes = {(v.emitted_lanes, v.ref.dtype, v.expected_bits) for v in verdicts}
-    if len(shapes) == 1:
-        (lanes, dtype, expected), = shapes
-        bits = verdicts[0].emitted_bits
-        return f"emitted {bits} bits wide ({lanes} x {dtype}) where {expected}-bit accesses were possible"
-    seen, each = set(), []
-    for v in verdicts:
-        if v.ref.buffer not in seen:
-            seen.add(v.ref.buffer)
-            each.append(f"{v.ref.buffer}: {v.emitted_bits} of {v.expected_bits} bits")
-    return f"emitted narrower than possible ({'; '.join(each)})"
+def cause_text(cause: Cause) -> str:
+    """The cause in the user's terms, from its fields."""
+    kind = cause.kind
+    if kind == "few-per-thread":
+        if not cause.loop:
+            return (f"consecutive elements go to consecutive threads through `{cause.lane_var}`, so each thread "
+                    f"moves one element at a time")
+        return (f"{cause.loop} over {cause.threads} threads gives each thread "
+                f"{plural(cause.elements, 'element')}, too few for {cause.width}-element vectors")
+    if kind == "transposed":
+        return (f"{cause.index} has stride {cause.stride} along `{cause.lane_var}`, the variable neighbouring "
+                f"threads step through (a transposed walk)")
+    if kind == "misaligned-offset":
+        if cause.offset_value is not None:
+            return (f"{cause.index} starts {plural(cause.offset_value % cause.width, 'element')} past a "
+                    f"{cause.width}-element boundary, so no {cause.width}-element group is aligned")
+        return (f"{cause.index} starts at the run-time offset {cause.offset}, which the compiler cannot prove "
+                f"to be a multiple of {cause.width}")
+    if kind == "misaligned-rows":
+        if cause.row_value is not None:
+            return (f"rows of {cause.buffer} hold {cause.row} elements, not a multiple of {cause.width}, so most "
+                    f"rows start off a {cause.width}-element boundary")
+        return (f"rows of {cause.buffer} have the run-time length {cause.row}, which the compiler cannot prove "
+                f"to be a multiple of {cause.width}")
+    if kind == "serial-loop":
+        return f"`{cause.lane_var}` is a {cause.loop} loop over contiguous elements, which is never vectorized"
+    if kind == "fragment-layout":
+        held = f"holds runs of {plural(cause.elements, 'element')} per thread" if cause.elements else (
+            "gets a thread-strided layout")
+        origin = cause_text(cause.origin) if cause.origin else "its layout was fixed there"
+        return f"fragment {cause.buffer} {held}, a layout fixed by the {cause.loop} at line {cause.loop_line}, where {origin}"
+    if kind == "interleaved":
+        return f"{cause.index} is interleaved with the loop's other {cause.buffer} accesses"
+    return f"{cause.index} is not affine in `{cause.lane_var}`"
+
+
+def fix(cause: Cause) -> str:
+    kind = cause.kind
+    if kind == "fragment-layout" and cause.origin is not None:
+        return fix(cause.origin)
+    if kind == "few-per-thread":
+        if not cause.loop:
+            return (f"give each thread {cause.width} contiguous elements: index with {cause.lane_var} * "
+                    f"{cause.width} + k in a T.vectorized({cause.width}) loop")
+        return (f"give each thread {cause.width} contiguous elements: a tile of {cause.threads * cause.width} "
+                f"elements for {cause.threads} threads, or fewer threads")
+    if kind == "transposed":
+        return ("stage the tile through shared memory: write it there transposed, then move it to global memory "
+                "with T.copy (the only transposed form measured at full speed)")
+    if kind == "misaligned-offset":
+        return ("keep vector accesses 16-byte aligned: copy an aligned window with T.copy into shared memory "
+                "and shift it there")
+    if kind == "misaligned-rows":
+        if cause.row_value is not None:
+            padded = -(-cause.row_value // cause.width) * cause.width
+            return (f"pad the row length to a multiple of {cause.width} ({cause.row} -> {padded}) and slice the "
+                    f"padding off outside the kernel")
+        return (f"if {cause.row} is always a multiple of {cause.width}, say so with "
+                f"T.assume({cause.row} % {cause.width} == 0); otherwise pad the rows")
+    if kind == "serial-loop":
+        return f"write the per-thread loop as T.vectorized({cause.width})"
+    return ScalarizedLoad.fix

@@ -1,0 +1,326 @@
+"""Why a global access is narrower or less coalesced than its block footprint allows.
+
+A cause is a `tl_inspect.model.Cause`: one kind from `CAUSES` with the facts its message is rendered
+from. Detection reads the kernel's facts (the unit the access belongs to, its index expressions and
+predicates) and the access as the device code emitted it (its lane-varying guard). No prose here: the
+rule that owns a cause renders it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tl_inspect import ir
+from tl_inspect.analysis.facts import KernelFacts, MemRef, Unit, count, product
+from tl_inspect.analysis.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
+from tl_inspect.model import Access, Cause
+
+MAX_VECTOR_BITS = 128
+
+# The closed list of causes, each with the one change that removes it (what a proof rebuilds).
+CAUSES = {
+    "tail-guard": "a bounds check (tilelang's own or the user's) that varies inside the vector group; "
+                  "removed by padding the length to the vector width, or T.assume(N % w == 0)",
+    "misaligned-offset": "an offset that is not a multiple of the vector width; removed by aligning it",
+    "misaligned-rows": "a row length that is not a multiple of the vector width; removed by padding the "
+                       "rows, or T.assume for a run-time row length",
+    "few-per-thread": "one or two elements per thread; removed by launching fewer threads",
+    "transposed": "neighbouring lanes a stride apart (a transposed or strided view); proven by swapping "
+                  "the loop order",
+    "interleaved": "an access interleaved with other accesses of the same buffer in the loop",
+    "non-affine": "an index that is not affine in the lane variable",
+    "serial-loop": "a per-thread T.serial loop over contiguous elements; removed by T.vectorized",
+    "fragment-layout": "a fragment whose layout an earlier loop fixed; removed by removing that loop's cause",
+    "invariant-store": "a store in the same T.Parallel loop whose index does not advance with the lane",
+}
+
+# Why an access cannot be wider, whatever the kernel does.
+INHERENT_REASONS = {
+    "broadcast": "one element, the same for every lane",
+    "gather": "the address comes from memory (a gather through a loaded index)",
+    "one-per-block": "one value per thread block",
+    "atomic": "an atomic update",
+    "sparse": "the block touches no aligned run of contiguous elements (a column or a strided gather)",
+    "cast-cap": "a precision conversion caps the loop at this width",
+}
+
+
+class UnitPlan:
+    """Footprints and index shapes of one unit, to judge its global accesses."""
+
+    def __init__(self, facts: KernelFacts, unit: Unit):
+        self.facts = facts
+        self.unit = unit
+        self.grid = Grid(unit.loops, facts.env())
+        self.inner = self._innermost()
+        self.footprints: dict = {}
+        for ref in unit.refs:
+            if self.gathers(ref):
+                continue
+            points = self.grid.footprint(ref.flat)
+            if points is not None:
+                old = self.footprints.get(ref.buffer)
+                self.footprints[ref.buffer] = points if old is None else np.union1d(old, points)
+        self.cap = self._loop_cap()
+
+    def _innermost(self) -> str | None:
+        if not self.unit.loops:
+            return None
+        if self.unit.kind != "thread":
+            return self.unit.loops[-1][0]
+        # explicit thread indexing: the variable that moves the address least is the lane variable
+        best = None
+        for ref in self.unit.refs:
+            poly = affine(ref.flat)
+            for var, _ in self.unit.loops:
+                coeff = coefficient(poly, var) if poly else None
+                if coeff and (best is None or abs(coeff) < best[0]):
+                    best = (abs(coeff), var)
+        return best[1] if best else self.unit.loops[-1][0]
+
+    def _loop_cap(self) -> int:
+        """Lanes the loop can have at most: one vector width for every buffer and cast in it."""
+        lanes = [MAX_VECTOR_BITS // r.bits for r in self.unit.refs
+                 if not self.gathers(r) and self.inner in ir.vars_of(r.flat)]
+        lanes += self._cast_caps()
+        return max(1, min(lanes)) if lanes else 1
+
+    def _cast_caps(self) -> list:
+        caps = []
+        for src, dst, used in self.unit.casts:
+            if self.inner in used:  # a converted loop invariant is broadcast, it sets no lane count
+                caps.append(MAX_VECTOR_BITS // max(ir.dtype_bits(src), ir.dtype_bits(dst)))
+        return caps
+
+    def cast_capped(self, ref: MemRef) -> bool:
+        return any(cap < MAX_VECTOR_BITS // ref.bits for cap in self._cast_caps())
+
+    def potential_lanes(self, ref: MemRef) -> int:
+        """Lanes the access could have: its block footprint's aligned runs, or for a transposed view that
+        another variable walks contiguously, the full vector that tiling through shared memory gives."""
+        widest = MAX_VECTOR_BITS // ref.bits
+        lanes = self.contiguous_lanes(ref.buffer, widest)
+        if lanes > 1:
+            return lanes
+        poly = affine(ref.flat)
+        if poly is None or coefficient(poly, self.inner) in (None, 0, 1, -1):
+            return 1
+        return widest if any(c in (1, -1) and len(t) == 1 for t, c in poly.items()) else 1
+
+    def max_lanes(self, ref: MemRef) -> int:
+        return max(1, min(self.potential_lanes(ref), self.cap))
+
+    def gathers(self, ref: MemRef) -> bool:
+        """Whether the address of each lane comes from memory (A[Idx[i]]), not from the index algebra."""
+        return self.inner is not None and self.inner in ref.gather_vars
+
+    def contiguous_lanes(self, buffer: str, max_lanes: int) -> int:
+        points = self.footprints.get(buffer)
+        return aligned_run(points, max_lanes) if points is not None else 1
+
+    def inherent(self, ref: MemRef) -> str | None:
+        """The reason this access can never be wider, or None."""
+        if self.gathers(ref):
+            return "gather"
+        if self.inner is None or self.inner not in ir.vars_of(ref.flat):
+            return "one-per-block" if not self.unit.loops else "broadcast"
+        if any(not fixable for _, fixable in self._limiters()):
+            return "gather"
+        if self.potential_lanes(ref) == 1:
+            return "sparse"
+        return None
+
+    def causes(self, ref: MemRef, access: Access, width: int) -> list:
+        """Every cause found for `ref` emitted as `access`, the primary (the one to prove) first."""
+        # an invariant store or a strided access decides the whole loop's width; rows or offsets off the
+        # vector boundary come next (tilelang's per-element bounds check on a ragged row follows from
+        # them); a bounds check on a length that is not a multiple of the width last
+        causes = self._invariant_store_causes()
+        causes += [cause for cause, _ in self._limiters()]
+        causes += self._alignment_causes(width)
+        causes += self._guard_causes(access)
+        causes += self._predicate_causes(width)
+        causes += self._fragment_causes(width)
+        causes += self._per_thread_causes(width)
+        unique = []
+        for cause in causes:
+            if cause not in unique:
+                unique.append(cause)
+        return unique
+
+    # ------------------------------------------------------------ causes
+
+    def _guard_causes(self, access: Access) -> list:
+        """The bounds check the device code puts around the access, when it differs inside a vector group."""
+        if access.guard is None:
+            return []
+        cond, bound = access.guard
+        # the check must be uniform over a full vector group of the element type; a precision cast may
+        # cap the loop's vectors lower, but a length padded to the full group suits both
+        width = MAX_VECTOR_BITS // ir.dtype_bits(access.dtype)
+        value = ir.int_value(bound)
+        if value is not None and value % width == 0:
+            return []
+        return [self._tail_cause(cond, bound, width)]
+
+    def _tail_cause(self, cond, bound, width: int) -> Cause:
+        value = ir.int_value(bound)
+        return Cause("tail-guard", width=width, predicate=ir.render(cond), bound=ir.render(bound),
+                     bound_value=value, loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "")
+
+    def _predicate_causes(self, width: int) -> list:
+        causes = []
+        for cond in self.unit.predicates:
+            for lhs, rhs in comparisons(cond):
+                varying = affine(("sub", lhs, rhs))
+                if varying is None or coefficient(varying, self.inner) in (None, 0):
+                    continue
+                if misalignment(varying, self.inner, width) is None:
+                    continue
+                bound = rhs if self.inner in ir.vars_of(lhs) else lhs
+                causes.append(self._tail_cause(cond, bound, MAX_VECTOR_BITS // min(r.bits for r in self.unit.refs)))
+        return causes
+
+    def advances(self, indices) -> bool:
+        """Whether an index moves with the lane variable, one element per lane step (not `i // 8`)."""
+        if self.inner is None:
+            return True
+        for index in indices:
+            poly = affine(index)
+            if poly is not None and coefficient(poly, self.inner):
+                return True
+        return False
+
+    def _invariant_store_causes(self) -> list:
+        """A store whose index does not advance with the lane variable: tilelang scalarizes the loop."""
+        if self.unit.kind != "parallel":
+            return []
+        stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + self.unit.local_stores
+        return [Cause("invariant-store", buffer=buffer, index=f"{buffer}[{', '.join(ir.render(i) for i in indices)}]",
+                      loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "")
+                for buffer, indices in stores if not self.advances(indices)]
+
+    def _limiters(self) -> list:
+        """(cause, fixable) for memory accesses of the loop whose index defeats the vectorizer."""
+        found = []
+        interleaved_buffers: set[str] = set()
+        for ref in self.unit.refs:
+            if self.gathers(ref):
+                found.append((Cause("non-affine", buffer=ref.buffer, index=ref.text, lane_var=self.inner or ""),
+                              False))
+                continue
+            if self.inner not in ir.vars_of(ref.flat):
+                continue
+            poly = affine(ref.flat)
+            coeff = coefficient(poly, self.inner) if poly else None
+            if coeff in (1, -1):
+                continue
+            # a transposed view is fixable by tiling: some other variable (the block index, an outer
+            # loop) walks the memory contiguously; a column read or a strided gather is not
+            fixable = self.potential_lanes(ref) > 1
+            own = self.grid.footprint(ref.flat)
+            interleaved = coeff is not None and self.contiguous_lanes(
+                ref.buffer, MAX_VECTOR_BITS // ref.bits) > 1 and own is not None and aligned_run(
+                own, MAX_VECTOR_BITS // ref.bits) == 1
+            if interleaved:
+                if ref.buffer in interleaved_buffers:
+                    continue
+                interleaved_buffers.add(ref.buffer)
+                kind = "interleaved"
+            else:
+                kind = "non-affine" if coeff is None else "transposed"
+            found.append((Cause(kind, buffer=ref.buffer, index=ref.text, stride=abs(coeff) if coeff else None,
+                                loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "",
+                                threads=self.facts.threads), fixable))
+        return found
+
+    def _fragment_causes(self, width: int) -> list:
+        """A fragment whose layout another loop fixed with fewer contiguous elements per thread: the
+        first loop that used it, or one that accumulates into it through an invariant index."""
+        causes = []
+        for fragment in sorted(self.unit.fragments):
+            run = self.facts.fragment_runs.get(fragment)  # None when the fragment is too big to draw
+            if run is not None and run >= width:
+                continue
+            for other in self.facts.units:
+                if other is self.unit or fragment not in other.fragments:
+                    continue
+                other_plan = plan_of(self.facts, other)
+                limiters = other_plan._limiters()
+                if any(not fixable for _, fixable in limiters):
+                    continue  # the layout comes from a genuinely scalar loop (a gather)
+                reasons = (other_plan._invariant_store_causes() + [c for c, _ in limiters]
+                           + other_plan._alignment_causes(width))
+                if reasons:
+                    causes.append(Cause("fragment-layout", width=width, buffer=fragment, elements=run or 0,
+                                        loop=other.header, loop_line=other.line, origin=reasons[0]))
+                    break
+        return causes
+
+    def _alignment_causes(self, width: int) -> list:
+        causes = []
+        rows = []
+        for other in self.unit.refs:
+            if self.gathers(other) or self.inner not in ir.vars_of(other.flat):
+                continue
+            poly = affine(other.flat)
+            if poly is None or coefficient(poly, self.inner) not in (1, -1):
+                continue
+            lanes = min(width, MAX_VECTOR_BITS // other.bits)
+            if lanes < 2:
+                continue
+            if _misaligned_rows(other, lanes):
+                row = other.shape[-1]
+                cause = Cause("misaligned-rows", width=lanes, buffer=other.buffer, index=other.text,
+                              row=ir.render(row) if isinstance(row, tuple) else str(row),
+                              row_value=row if isinstance(row, int) else None,
+                              loop=self.unit.header, loop_line=self.unit.line)
+                if all(c.row != cause.row for c in rows):
+                    rows.append(cause)
+                continue
+            problem = misalignment(poly, self.inner, lanes)
+            if problem is not None:
+                term, coeff = problem
+                offset = " * ".join(term + ((str(coeff),) if coeff != 1 or not term else ()))
+                causes.append(Cause("misaligned-offset", width=lanes, buffer=other.buffer, index=other.text,
+                                    offset=offset, offset_value=coeff if not term else None,
+                                    lane_var=self.inner or "", loop=self.unit.header, loop_line=self.unit.line))
+        return rows + causes
+
+    def _per_thread_causes(self, width: int) -> list:
+        """Too few elements per thread: a thread's share must split into groups of `width` lanes."""
+        unit = self.unit
+        if unit.kind == "thread":
+            return self._explicit_thread_causes(width)
+        threads = self.facts.threads
+        total = product(e for _, e in unit.loops)
+        if not total or (unit.kind == "parallel" and total % threads) or total % (threads * width) == 0:
+            return []  # a ragged loop is finished by a bounds check, judged as a predicate
+        return [Cause("few-per-thread", width=width, loop=unit.header, loop_line=unit.line, threads=threads,
+                      elements=count(total / threads))]
+
+    def _explicit_thread_causes(self, width: int) -> list:
+        """Kernels that index with the thread variables themselves get exactly the loops they write."""
+        unit = self.unit
+        if unit.serial_var is not None and unit.serial_var == self.inner:
+            return [Cause("serial-loop", width=width, loop=unit.header, loop_line=unit.line,
+                          lane_var=unit.serial_var)]
+        if self.inner in self.facts.thread_vars:
+            return [Cause("few-per-thread", width=width, loop="", loop_line=unit.line, lane_var=self.inner,
+                          threads=self.facts.threads, elements=1)]
+        return []
+
+
+def _misaligned_rows(ref: MemRef, lanes: int) -> bool:
+    """Rows whose length is not a known multiple of the vector width start at misaligned addresses."""
+    if len(ref.shape) < 2 or not any(ir.vars_of(index) for index in ref.indices[:-1]):
+        return False  # a single row: its offset is judged with the rest of the index
+    row = ref.shape[-1]
+    return not isinstance(row, int) or row % lanes != 0
+
+
+def plan_of(facts: KernelFacts, unit: Unit) -> UnitPlan:
+    plans = facts.__dict__.setdefault("_plans", {})
+    if id(unit) not in plans:
+        plans[id(unit)] = UnitPlan(facts, unit)
+    return plans[id(unit)]

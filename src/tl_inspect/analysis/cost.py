@@ -1,0 +1,72 @@
+"""What a global access costs on an H200 against its best form, from the measured table.
+
+The model has two factors, both read off the access as the device code emitted it
+(docs/gpu-impact.md, "Narrow accesses"):
+  * coalescing: the part of the 32-byte sectors one warp instruction touches that it uses. Lanes 16 B
+    apart with 2-byte accesses (a tail guard; 1/8 used) cost 2.93x; lanes a row apart (a transposed
+    walk; 1/16 used) cost 1.93x for loads and 6.97x for stores;
+  * work per thread: 2 bytes per thread cost 2.06x, 4 bytes 1.27x, whatever the width.
+Coalesced accesses narrower than 32 bits with enough work per thread cost 1.08-1.15x (1.12 here);
+coalesced accesses of 32 bits or more cost 1.00-1.03x: vector width by itself costs nothing.
+Coalesced means one instruction uses at least half of each 32-byte sector it touches: lanes two
+accesses apart (64-bit fp8 stores, two per thread) measured 1.00x.
+
+An access's share of the kernel's global bytes weighs its cost into the kernel's slowdown: time
+spent on memory is taken as proportional to bytes moved, each access's bytes slowed by its factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tl_inspect import ir
+from tl_inspect.model import Access
+
+# a cause whose kernel-level estimate is below this is not worth a default warning
+COSTLY = 1.10
+SECTOR_BYTES = 32
+
+
+@dataclass(frozen=True)
+class Measured:
+    factor: float
+    basis: str  # the row of the H200 table the factor comes from
+
+
+TWO_BYTES_PER_THREAD = Measured(2.06, "one 16-bit element per thread (fp16 add, 1/thread): 2.06x")
+FOUR_BYTES_PER_THREAD = Measured(1.27, "4 bytes per thread (fp16 add, 2/thread): 1.27x")
+NARROW_COALESCED = Measured(1.12, "coalesced accesses narrower than 32 bits: 1.08-1.15x")
+WIDE_COALESCED = Measured(1.0, "coalesced accesses of 32 bits or more: 1.00-1.03x")
+SPREAD_LANES = Measured(2.93, "lanes 16 B apart, each thread's elements contiguous (tail guard): 2.93x")
+TRANSPOSED_LOAD = Measured(1.93, "loads with lanes a row apart (transposed walk): 1.93x")
+TRANSPOSED_STORE = Measured(6.97, "stores with lanes a row apart (transposed walk): 6.97x")
+BULK_COPY = Measured(1.0, "a TMA bulk tensor copy")
+
+
+def access_cost(access: Access) -> Measured | None:
+    """The access's slowdown against its best form; None when the lane stride is unknown (a gather)
+    or zero (every lane reads the same element), where no vector form exists."""
+    if access.via == "tma":
+        return BULK_COPY
+    if not access.lane_stride_bytes or not access.sectors:
+        return None
+    access_bytes = access.bits // 8
+    # the part of the 32-byte sectors one warp instruction touches that it uses: at one half or more
+    # (64-bit fp8 stores two per thread, lanes 16 B apart) the H200 measured no loss, the thread's next
+    # access uses the rest
+    used = access.request_bytes / (access.sectors * SECTOR_BYTES)
+    if used >= 0.5:
+        bytes_per_thread = access.elements_per_thread * ir.dtype_bits(access.dtype) // 8
+        if bytes_per_thread <= 2:
+            return TWO_BYTES_PER_THREAD
+        if bytes_per_thread <= 4:
+            return FOUR_BYTES_PER_THREAD
+        return NARROW_COALESCED if access.bits < 32 else WIDE_COALESCED
+    if access.sectors * access_bytes >= access.request_bytes:  # every lane in a sector of its own
+        return TRANSPOSED_STORE if access.kind == "store" else TRANSPOSED_LOAD
+    return SPREAD_LANES
+
+
+def kernel_slowdown(accesses) -> float:
+    """The kernel's slowdown from these accesses' costs, each weighed by its share of global bytes."""
+    return 1.0 + sum(a.share * ((a.cost or 1.0) - 1.0) for a in accesses)

@@ -1,0 +1,172 @@
+"""One verdict per global access of a kernel, and which rule owns each cause.
+
+    full         as wide as the access pattern allows, and cheap
+    cheap        narrower than possible, but measured to cost under 1.10x (vector width alone)
+    costly       costs 1.10x or more, and recompiling the kernel without its cause made it wider or
+                 coalesced (the proof)
+    unproven     costs 1.10x or more, has a cause, but no rebuilt kernel showed the access improve
+    inherent     cannot be wider whatever the kernel does (a broadcast, a gather, one value per block,
+                 an atomic, a footprint without contiguous runs)
+    unexplained  costs 1.10x or more and nothing explains it (the test suite keeps fixtures free of it)
+
+`judge` runs in the worker, before the proofs; `prove` (tl_inspect.inspector.proofs) then turns
+`unproven` into `costly` where a rebuilt kernel shows the access improve. Rules only filter the
+verdicts by the cause they own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tl_inspect.analysis.causes import MAX_VECTOR_BITS, plan_of
+from tl_inspect.analysis.cost import COSTLY, access_cost, kernel_slowdown
+from tl_inspect.analysis.facts import facts_of
+from tl_inspect.model import Access, Cause, KernelArtifact
+
+# the rule that reports each cause, whatever the selection: deselecting a rule hides its findings and
+# never moves them to another rule
+CAUSE_OWNERS = {
+    "tail-guard": "lane-dependent-predicate",
+    "invariant-store": "invariant-index-store",
+}
+DEFAULT_OWNER = "scalarized-load"
+
+
+def owner(cause: Cause | None) -> str | None:
+    """The slug of the rule that reports a cause; a fragment layout belongs to what fixed the layout."""
+    if cause is None:
+        return None
+    if cause.kind == "fragment-layout" and cause.origin is not None:
+        return owner(cause.origin)
+    return CAUSE_OWNERS.get(cause.kind, DEFAULT_OWNER)
+
+
+def judge(kernel: KernelArtifact) -> tuple:
+    """The kernel's accesses (one per distinct access of the device code) with their verdicts."""
+    facts = facts_of(kernel)
+    refs = _frontend_refs(facts)
+    weights = facts.weights()
+    accesses = []
+    for a in _distinct(kernel.accesses):
+        match = refs.get((a.line, a.buffer, a.kind))
+        # the frontend footprint counts what the block really moves: a `T.Parallel(8)` tail run by 8 of 128
+        # threads moves 8 elements, not 128
+        if match is not None and id(match[1]) in weights and not a.via:
+            a = dataclasses.replace(a, block_bytes=weights[id(match[1])] // 8)
+        accesses.append((a, match))
+    total = sum(a.block_bytes for a, _ in accesses) or 1
+    judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total))
+              for a, match in accesses]
+    return group(judged)
+
+
+def group(accesses) -> tuple:
+    """Number the cause instances (accesses that one change would fix share a group) and give each
+    access its instance's kernel-level slowdown."""
+    keys: dict = {}
+    for a in accesses:
+        if a.cause is not None and a.verdict in ("costly", "unproven"):
+            keys.setdefault(cause_key(a.cause), []).append(a)
+    out = []
+    for a in accesses:
+        if a.cause is not None and a.verdict in ("costly", "unproven"):
+            key = cause_key(a.cause)
+            members = keys[key]
+            a = dataclasses.replace(a, group=list(keys).index(key),
+                                    kernel_cost=round(kernel_slowdown(members), 3))
+        out.append(a)
+    return tuple(out)
+
+
+def cause_key(cause: Cause) -> tuple:
+    """What identifies one cause instance: the change that removes it."""
+    if cause.kind == "tail-guard":
+        return cause.kind, cause.bound, cause.width
+    if cause.kind == "misaligned-rows":
+        return cause.kind, cause.row, cause.width
+    if cause.kind == "fragment-layout":
+        return (cause.kind, cause.loop_line) + cause_key(cause.origin)
+    return cause.kind, cause.loop_line, cause.offset, cause.buffer if cause.kind == "misaligned-offset" else ""
+
+
+def with_proof(access: Access, proof) -> Access:
+    """The access once its cause was tried: costly when the rebuilt kernel shows it improve."""
+    if proof is None:
+        return access
+    improved = proof.bits_after > proof.bits_before or (
+        proof.stride_after is not None and proof.stride_before is not None
+        and proof.stride_after < proof.stride_before)
+    if not improved:
+        return access
+    # what the rebuilt kernel emitted is what the pattern allowed, whatever the footprint suggested
+    return dataclasses.replace(access, verdict="costly", proof=proof, max_bits=max(access.max_bits or 0,
+                                                                                 proof.bits_after))
+
+
+def _judge_one(facts, match, access: Access) -> Access:
+    if access.atomic:
+        return dataclasses.replace(access, verdict="inherent", reason="atomic", max_bits=access.bits)
+    measured = access_cost(access)
+    if measured is None:
+        reason = "broadcast" if access.lane_stride_bytes == 0 else "gather"
+        return dataclasses.replace(access, verdict="inherent", reason=reason, max_bits=access.bits)
+    access = dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis)
+    if access.via:
+        return dataclasses.replace(access, verdict="full", max_bits=max(access.bits, MAX_VECTOR_BITS
+                                                                        if access.via == "tma" else access.bits))
+    if match is None:
+        verdict = "full" if access.bits >= MAX_VECTOR_BITS else "cheap" if measured.factor < COSTLY else "unexplained"
+        return dataclasses.replace(access, verdict=verdict, max_bits=max(access.bits, MAX_VECTOR_BITS)
+                                   if verdict != "full" else access.bits)
+    unit, ref = match
+    plan = plan_of(facts, unit)
+    access = dataclasses.replace(access, tile_op="copy" if unit.kind == "copy" else "")
+    reason = plan.inherent(ref)
+    if reason is not None:
+        return dataclasses.replace(access, verdict="inherent", reason=reason, max_bits=access.bits)
+    lanes = plan.max_lanes(ref)
+    max_bits = max(access.bits, lanes * ref.bits)
+    access = dataclasses.replace(access, max_bits=max_bits)
+    if measured.factor < COSTLY:
+        if access.bits >= max_bits:
+            return dataclasses.replace(access, verdict="full")
+        if plan.cast_capped(ref) and access.bits >= plan.cap * ref.bits:
+            return dataclasses.replace(access, verdict="cheap", reason="cast-cap")
+        causes = plan.causes(ref, access, max(lanes, 2))
+        return dataclasses.replace(access, verdict="cheap", cause=causes[0] if causes else None)
+    width = max(lanes, 2) if lanes > 1 else MAX_VECTOR_BITS // ref.bits
+    causes = plan.causes(ref, access, width)
+    if not causes:
+        return dataclasses.replace(access, verdict="unexplained")
+    return dataclasses.replace(access, verdict="unproven", cause=causes[0])
+
+
+def _frontend_refs(facts) -> dict:
+    """(line, buffer, kind) -> (unit, global reference), under the reference's own line and under its
+    unit's line: statements that lowering rebuilds (a cast split into copy loops) carry the loop header's."""
+    found: dict = {}
+    for unit in facts.units:
+        for ref in unit.refs:
+            if not ref.is_global:
+                continue
+            for line in (ref.line, unit.line):
+                found.setdefault((line, ref.buffer, ref.kind), (unit, ref))
+    return found
+
+
+def _distinct(accesses) -> list:
+    """One access per statement, buffer, direction and width: lowering may emit the same access in
+    several copies of a loop (unswitched branches), which are one access of the user's program."""
+    merged: dict = {}
+    for a in accesses:
+        key = (a.line, a.buffer, a.kind, a.lanes, a.via, a.lane_stride_bytes, a.atomic)
+        if key in merged:
+            old = merged[key]
+            merged[key] = dataclasses.replace(
+                old, cuda_lines=tuple(sorted(set(old.cuda_lines) | set(a.cuda_lines))),
+                elements_per_thread=max(old.elements_per_thread, a.elements_per_thread),
+                block_bytes=max(old.block_bytes, a.block_bytes))
+        else:
+            merged[key] = a
+    return list(merged.values())
+

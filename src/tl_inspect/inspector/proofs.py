@@ -1,0 +1,267 @@
+"""Proofs by recompiling: rebuild a kernel with one cause removed and look at the access again.
+
+The TileLang book's method ("change N to a divisible value; if uint4 appears, that was the cause"),
+done on the frontend PrimFunc in memory: no source edit, no re-import, no factory call, so it works
+for `add_2047 = add(2047)` as well as for factory cases. Each variant is lowered without nvcc like
+the kernel itself; the access is found again by its Python line, buffer and direction, and the
+proof holds when it became wider or its lanes came closer together.
+
+Runs inside the worker only (it needs tilelang).
+"""
+
+from __future__ import annotations
+
+from tilelang import tvm  # noqa: F401  (tilelang first: it puts its TVM on the path)
+from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stmt_span
+from tvm import tirx
+from tvm.tirx.stmt_functor import ir_transform
+
+from tl_inspect.analysis.verdicts import with_proof
+from tl_inspect.model import Cause, Proof
+
+# variants beyond this many per kernel are not built: proofs must stay a small part of a run
+MAX_PROOFS_PER_KERNEL = 6
+
+
+def prove(prim_func, accesses: tuple, lower_variant, source: str) -> tuple:
+    """`accesses` with every `unproven` cause instance tried once; `lower_variant(func)` lowers a
+    rebuilt PrimFunc and returns (CUDA source, accesses)."""
+    cuda = source.splitlines()
+    groups: dict = {}
+    for a in accesses:
+        if a.verdict == "unproven" and a.group is not None:
+            groups.setdefault(a.group, []).append(a)
+    proofs: dict = {}
+    for number, members in list(groups.items())[:MAX_PROOFS_PER_KERNEL]:
+        built = variant(prim_func, members[0].cause)
+        if built is None:
+            continue
+        func, change = built
+        try:
+            after_source, after = lower_variant(func)
+        except Exception:  # noqa: BLE001 - a variant that does not compile proves nothing
+            continue
+        after_cuda = after_source.splitlines()
+        for a in members:
+            # a statement lowering rebuilds (a cast split into copy loops) maps to its loop header instead
+            lines = {a.line, a.cause.loop_line} - {None}
+            found = [b for b in after if b.line in lines and (b.buffer, b.kind) == (a.buffer, a.kind)]
+            if not found:
+                continue
+            best = max(found, key=lambda b: (b.bits, -(b.lane_stride_bytes or 0)))
+            proofs[id(a)] = Proof(
+                change=change, cuda_before=_line(cuda, a.cuda_lines), cuda_after=_line(after_cuda, best.cuda_lines),
+                bits_before=a.bits, bits_after=best.bits, stride_before=a.lane_stride_bytes,
+                stride_after=best.lane_stride_bytes)
+    return tuple(with_proof(a, proofs.get(id(a))) for a in accesses)
+
+
+def _line(cuda: list, numbers: tuple) -> str:
+    for n in numbers:
+        if 0 < n <= len(cuda) and cuda[n - 1].strip():
+            return cuda[n - 1].strip()
+    return ""
+
+
+# ---------------------------------------------------------------- variants
+
+def variant(func, cause: Cause):
+    """(rebuilt PrimFunc, the change in the user's terms), or None when no rewrite removes this cause."""
+    if cause.kind == "fragment-layout" and cause.origin is not None:
+        return variant(func, cause.origin)
+    if cause.kind in ("tail-guard", "misaligned-rows"):
+        value = cause.bound_value if cause.kind == "tail-guard" else cause.row_value
+        name = cause.bound if cause.kind == "tail-guard" else cause.row
+        if value is not None:
+            padded = -(-value // cause.width) * cause.width
+            what = "the length" if cause.kind == "tail-guard" else "the row length"
+            return pad_constant(func, value, padded), (
+                f"{what} {value} padded to {padded} (a multiple of {cause.width})")
+        if name.isidentifier():
+            return assume_multiple(func, name, cause.width), f"T.assume({name} % {cause.width} == 0)"
+        return None
+    if cause.kind == "few-per-thread" and cause.loop and cause.elements:
+        total = cause.elements * cause.threads
+        threads = int(total // cause.width)
+        if threads >= 1 and threads * cause.width == total:
+            return launch_threads(func, threads), (
+                f"threads={threads} instead of {cause.threads}, so each thread moves {cause.width} "
+                f"contiguous elements")
+        return None
+    if cause.kind == "transposed" and cause.loop.startswith("T.Parallel") and cause.loop_line:
+        swapped = swap_parallel_nest(func, cause.loop_line)
+        if swapped is not None:
+            return swapped, f"the loop order of the {cause.loop} at line {cause.loop_line} swapped"
+        return None
+    if cause.kind == "misaligned-offset" and cause.buffer:
+        if cause.offset_value is not None:
+            shift = cause.offset_value % cause.width
+            return shift_index(func, cause.buffer, shift), (
+                f"the offset of {cause.buffer} moved by {shift} element{'s' * (shift != 1)} to a multiple of "
+                f"{cause.width}")
+        return None
+    if cause.kind == "serial-loop" and cause.lane_var:
+        return vectorize_loop(func, cause.lane_var), f"`{cause.lane_var}` written as T.vectorized"
+    return None
+
+
+def _with_body(func, body):
+    return func.with_body(body)
+
+
+def pad_constant(func, value: int, padded: int):
+    """Every occurrence of the integer `value` (buffer shapes, loop extents, bounds) becomes `padded`."""
+    def swap_int(node):
+        if isinstance(node, tirx.IntImm) and int(node.value) == value:
+            return tirx.IntImm(node.dtype, padded)
+        return None
+
+    def padded_expr(expr):
+        # ir_transform takes statements: an expression goes through an Evaluate
+        return ir_transform(tirx.Evaluate(expr), None, swap_int, ["ir.IntImm"]).value
+
+    remap = {}
+    for buf in _buffers(func):
+        shape, strides = [padded_expr(d) for d in buf.shape], [padded_expr(d) for d in buf.strides]
+        if not all(a.same_as(b) for a, b in zip(shape + strides, list(buf.shape) + list(buf.strides))):
+            remap[buf] = _keep(tirx.decl_buffer(shape, buf.dtype, buf.name, data=buf.data, strides=strides,
+                                                elem_offset=buf.elem_offset, scope=buf.scope(),
+                                                offset_factor=buf.offset_factor), buf)
+    body = ir_transform(func.body, None, swap_int, ["ir.IntImm"])
+    return _remap_buffers(func, body, remap)
+
+
+def assume_multiple(func, name: str, width: int):
+    """`T.assume(name % width == 0)` at the top of the kernel body."""
+    var = next((v for v in _free_vars(func) if v.name == name), None)
+    if var is None:
+        return None
+    fact = tirx.Evaluate(tirx.assume(tirx.EQ(tirx.FloorMod(var, tirx.IntImm(var.dtype, width)),
+                                              tirx.IntImm(var.dtype, 0))))
+
+    def post(node):
+        if isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root":
+            return _block(node, body=tirx.SeqStmt([fact, node.body]))
+        return None
+
+    return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
+
+
+def launch_threads(func, threads: int):
+    """Launch `threads` threads instead of the kernel's own count (T.Kernel's `threads=`)."""
+    def post(node):
+        if isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
+            annotations = dict(node.annotations)
+            annotations["tl.launch_threads"] = [threads, 1, 1]
+            return _block(node, annotations=annotations)
+        return None
+
+    return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
+
+
+def swap_parallel_nest(func, line: int):
+    """Swap the two loops of the `T.Parallel(a, b)` nest at `line`, so the other variable is innermost."""
+    swapped = []
+
+    def post(node):
+        if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL and isinstance(node.body, tirx.For)
+                and node.body.kind == tirx.ForKind.PARALLEL and _line_of(node) == line and not swapped):
+            inner = node.body
+            swapped.append(True)
+            moved = _keep(tirx.For(node.loop_var, node.min, node.extent, node.kind, inner.body,
+                                   node.thread_binding, node.annotations), inner)
+            return _keep(tirx.For(inner.loop_var, inner.min, inner.extent, inner.kind, moved, inner.thread_binding,
+                                  inner.annotations), node)
+        return None
+
+    body = ir_transform(func.body, None, post, ["tirx.For"])
+    return _with_body(func, body) if swapped else None
+
+
+def shift_index(func, buffer: str, shift: int):
+    """Every access of `buffer` moved `shift` elements back along its last dimension."""
+    def moved(indices):
+        return list(indices[:-1]) + [indices[-1] - shift]
+
+    def post(node):
+        if isinstance(node, tirx.BufferLoad) and node.buffer.name == buffer:
+            return tirx.BufferLoad(node.buffer, moved(node.indices))
+        if isinstance(node, tirx.BufferStore) and node.buffer.name == buffer:
+            return _keep(tirx.BufferStore(node.buffer, node.value, moved(node.indices)), node)
+        return None
+
+    return _with_body(func, ir_transform(func.body, None, post, ["tirx.BufferLoad", "tirx.BufferStore"]))
+
+
+def vectorize_loop(func, var: str):
+    """The serial loop over `var` turned into a vectorized one."""
+    def post(node):
+        if isinstance(node, tirx.For) and node.loop_var.name == var and node.kind == tirx.ForKind.SERIAL:
+            return _keep(tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.VECTORIZED, node.body,
+                                  node.thread_binding, node.annotations), node)
+        return None
+
+    return _with_body(func, ir_transform(func.body, None, post, ["tirx.For"]))
+
+
+# ---------------------------------------------------------------- helpers
+
+def _block(node, body=None, annotations=None, alloc_buffers=None):
+    return _keep(tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint,
+                             node.body if body is None else body, node.init,
+                             node.alloc_buffers if alloc_buffers is None else alloc_buffers, node.match_buffers,
+                             node.annotations if annotations is None else annotations), node)
+
+
+def _keep(new, old):
+    """`new` with `old`'s Python line. tilelang keeps spans outside the node's attributes, so a node built
+    by a constructor has none; without them the variant's accesses would not map to the user's lines."""
+    span = get_buffer_span(old) if isinstance(old, tirx.Buffer) else get_stmt_span(old)
+    if span is not None:
+        (set_buffer_span if isinstance(old, tirx.Buffer) else set_stmt_span)(new, span)
+    return new
+
+
+def _line_of(node) -> int | None:
+    span = get_stmt_span(node)
+    return int(span.line) if span is not None else None
+
+
+def _buffers(func) -> list:
+    found = list(func.buffer_map.values())
+
+    def visit(node):
+        if isinstance(node, tirx.SBlock):
+            found.extend(node.alloc_buffers)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return found
+
+
+def _free_vars(func) -> list:
+    """The run-time shape variables of the parameters (`T.dynamic("N")`)."""
+    found = []
+    for buf in func.buffer_map.values():
+        for dim in buf.shape:
+            if isinstance(dim, tirx.PrimExpr) and not isinstance(dim, tirx.IntImm):
+                found.extend(v for v in tirx.analysis.undefined_vars(dim) if v not in found)
+    return found
+
+
+def _remap_buffers(func, body, remap: dict):
+    """`body` and the parameters with every buffer in `remap` replaced by its new declaration."""
+    if not remap:
+        return _with_body(func, body)
+
+    def post(node):
+        if isinstance(node, tirx.BufferStore) and node.buffer in remap:
+            return _keep(tirx.BufferStore(remap[node.buffer], node.value, node.indices), node)
+        if isinstance(node, tirx.BufferLoad) and node.buffer in remap:
+            return tirx.BufferLoad(remap[node.buffer], node.indices)
+        if isinstance(node, tirx.SBlock) and any(b in remap for b in node.alloc_buffers):
+            return _block(node, alloc_buffers=[remap.get(b, b) for b in node.alloc_buffers])
+        return None
+
+    body = ir_transform(body, None, post, ["tirx.BufferStore", "tirx.BufferLoad", "tirx.SBlock"])
+    buffer_map = {param: remap.get(buf, buf) for param, buf in func.buffer_map.items()}
+    return tirx.PrimFunc(func.params, body, func.ret_type, buffer_map, func.attrs)

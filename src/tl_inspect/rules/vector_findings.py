@@ -1,0 +1,83 @@
+"""What the two vectorization rules share: picking the verdicts a rule owns and turning them into
+findings with their cost and proof. Each rule renders its own messages from the cause's fields."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from tl_inspect.analysis.cost import COSTLY
+from tl_inspect.analysis.verdicts import owner
+from tl_inspect.model import Access, Cause, Cost
+from tl_inspect.rules.base import RuleContext
+
+
+def owned(ctx: RuleContext) -> dict:
+    """Python line -> this rule's proven, costly accesses there: a filter over the kernel's verdicts."""
+    by_line: dict = {}
+    for access in ctx.kernel.accesses:
+        if (access.verdict == "costly" and owner(access.cause) == ctx.rule.slug and access.line is not None
+                and (access.kernel_cost or 1.0) >= COSTLY):
+            by_line.setdefault(access.line, []).append(access)
+    return by_line
+
+
+def report(ctx: RuleContext, message: Callable[[Cause, list], str], fix: Callable[[Cause], str]) -> None:
+    """One finding per line: the message and fix of the costliest cause there, its cost and its proof."""
+    for line, accesses in sorted(owned(ctx).items()):
+        worst = max(accesses, key=lambda a: (a.kernel_cost or 1.0, a.cost or 1.0))
+        cause = worst.cause
+        alike = [a for a in accesses if a.group == worst.group]
+        cuda = sorted({n for a in alike for n in a.cuda_lines})
+        proof = worst.proof
+        ctx.report(
+            line, f"{message(cause, alike)} {cost_sentence(worst)}", fix=fix(cause), cuda_lines=cuda or None,
+            evidence=[f"before: {proof.cuda_before}", f"after ({proof.change}): {proof.cuda_after}"],
+            expected_bits=worst.max_bits, emitted_bits=worst.bits,
+            cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst)), proof=proof,
+        )
+
+
+def cost_basis(access: Access) -> str:
+    share = round(100 * access.share)
+    return f"{access.cost_basis}; this access moves {share}% of the kernel's global bytes"
+
+
+def cost_sentence(access: Access) -> str:
+    return (f"Estimated {access.kernel_cost:.2f}x slower for the whole kernel on an H200 "
+            f"({access.cost_basis.split(':')[0]}, {access.cost:.2f}x per access).")
+
+
+def accesses_text(accesses) -> str:
+    """"The C store and the A and B loads", naming each buffer once per direction."""
+    parts = []
+    for kind in ("store", "load"):
+        names = list(dict.fromkeys(a.buffer for a in accesses if a.kind == kind))
+        if names:
+            parts.append(f"the {join(names)} {kind}{'s' * (len(names) > 1)}")
+    text = " and ".join(parts)
+    return text[0].upper() + text[1:]
+
+
+def shape_text(accesses) -> str:
+    """"16-bit scalar accesses with lanes 16 B apart": width and coalescing as emitted."""
+    access = accesses[0]
+    what = f"{access.bits}-bit {'scalar' if access.lanes == 1 else 'vector'} accesses"
+    stride = access.lane_stride_bytes
+    if stride is None:
+        return what
+    return f"{what} with neighbouring threads {bytes_text(stride)} apart"
+
+
+def bytes_text(count: int) -> str:
+    if count >= 1024 and count % 1024 == 0:
+        return f"{count // 1024} KiB"
+    return f"{count} B"
+
+
+def join(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def plural(count, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
