@@ -1,82 +1,192 @@
-"""What the vectorization findings say: widths, predicates, bounds and fixes, and which rule reports a
-statement whose scalar code has a lane-dependent cause."""
+"""Vectorization findings: one verdict per global access, a cost from the H200 measurements, a proof
+by recompiling the kernel without the cause, and each cause owned by one rule whatever the selection."""
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
 
+import pytest
+
 from conftest import FIXTURES, kernel_named
+from tl_inspect import ir
+from tl_inspect.model import VERDICTS
 from tl_inspect.rules import check_kernel, find_rule, registered_rules
-from tl_inspect.vectorization import analyse
+from tl_inspect.model import KernelReport
+from tl_inspect.suppressions import suppress
 
 ELEMENTWISE = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
 ROWS = os.path.join(FIXTURES, "kernels", "vec_rows_2d.py")
+ALL_SCALAR = os.path.join(FIXTURES, "kernels", "vec_all_scalar.py")
+NARROW_BUT_FAST = os.path.join(FIXTURES, "kernels", "vec_narrow_but_fast.py")
+FIXTURE_FILES = sorted(glob.glob(os.path.join(FIXTURES, "kernels", "*.py")))
+RULES = registered_rules()
 
 
-def _findings(inspected, path, kernel):
-    result = inspected([path])[path]
-    artifact = kernel_named(result, kernel)
+def _findings(inspected, path, kernel, rules=RULES):
+    artifact = kernel_named(inspected([path])[path], kernel)
     with open(path) as f:
-        return artifact, check_kernel(artifact, f.read(), registered_rules())
+        return artifact, check_kernel(artifact, f.read(), rules)
 
 
-def test_ragged_length_is_reported_once_under_its_cause(inspected):
+def test_ragged_length_is_reported_under_its_cause_with_cost_and_proof(inspected):
     artifact, findings = _findings(inspected, ELEMENTWISE, "axpy_ragged")
-    line = next(v.line for v in analyse(artifact).verdicts)
-    assert [f.slug for f in findings if f.line == line] == ["lane-dependent-predicate"]
-    assert "lane-dependent-predicate" in find_rule("scalarized-load").yields_to
-    finding = findings[0]
-    assert "< 100003" in finding.message and "8-wide" in finding.message
-    assert "100003 is not a multiple of 8" in finding.message
+    (finding,) = findings
+    assert finding.slug == "lane-dependent-predicate"
+    assert "< 100003" in finding.message and "100003 is not a multiple of 8" in finding.message
     assert "100003 -> 100008" in finding.fix
-    assert finding.emitted_bits < finding.expected_bits
+    assert finding.cost.estimate == pytest.approx(2.93) and "16 B apart" in finding.cost.basis
+    proof = finding.proof
+    assert proof.change == "the length 100003 padded to 100008 (a multiple of 8)"
+    assert proof.bits_after > proof.bits_before == 16
+    assert proof.stride_before == 16 and proof.cuda_before and proof.cuda_after
+    assert finding.evidence == (f"before: {proof.cuda_before}", f"after ({proof.change}): {proof.cuda_after}")
+    data = finding.as_dict()
+    assert set(data["proof"]) == {"change", "cuda_before", "cuda_after", "bits_before", "bits_after",
+                                  "stride_before", "stride_after"}
+    assert set(data["cost"]) == {"estimate", "basis"}
 
 
-def test_run_time_length_suggests_assume(inspected):
+def test_run_time_length_is_proven_by_an_assumption(inspected):
     _, findings = _findings(inspected, ELEMENTWISE, "gelu_any_length")
     (finding,) = findings
     assert finding.slug == "lane-dependent-predicate"
-    assert "N is only known at run time" in finding.message
+    assert "N is only known at run time" in finding.message and "tilelang's bounds check" in finding.message
     assert "T.assume(N % 8 == 0)" in finding.fix
+    assert finding.proof.change == "T.assume(N % 8 == 0)"
+    assert "uint4" in finding.proof.cuda_after and finding.proof.bits_after == 128
 
 
-def test_misaligned_rows_report_expected_and_emitted_bits(inspected):
+def test_misaligned_rows_are_proven_by_padding_the_row(inspected):
     _, findings = _findings(inspected, ROWS, "bias_add_4095")
     (finding,) = findings
     assert finding.slug == "scalarized-load" and finding.rule == "TLV001"
     assert (finding.expected_bits, finding.emitted_bits) == (128, 16)
-    assert "4095" in finding.message and "128-bit" in finding.message
-    assert "4096" in finding.fix
-    assert finding.as_dict()["expected_bits"] == 128
+    assert "rows of Y hold 4095 elements, not a multiple of 8" in finding.message and "4096" in finding.fix
+    assert finding.proof.change == "the row length 4095 padded to 4096 (a multiple of 8)"
 
 
-def test_one_element_per_thread_names_the_loop_and_the_threads(inspected):
+def test_one_element_per_thread_is_proven_by_launching_fewer_threads(inspected):
     _, findings = _findings(inspected, ELEMENTWISE, "scale_naive")
     (finding,) = findings
     assert "T.Parallel(256) over 256 threads gives each thread 1 element" in finding.message
-    assert (finding.expected_bits, finding.emitted_bits) == (128, 32)
-    assert finding.cuda_lines and finding.evidence
+    assert finding.proof.change.startswith("threads=64 instead of 256")
+    assert finding.proof.bits_after == 128 and finding.cost.estimate == pytest.approx(1.27)
+
+
+@pytest.mark.parametrize("kernel,cause,inserted", [
+    ("add_odd", "tail-guard", True),
+    ("scale_odd", "tail-guard", True),
+    ("kv_transposed", "transposed", False),
+    ("copy_thread_strided", "annotated-layout", False),
+])
+def test_kernels_whose_every_access_is_scalar_get_a_proven_finding(inspected, kernel, cause, inserted):
+    artifact, findings = _findings(inspected, ALL_SCALAR, kernel)
+    assert findings, f"{kernel}: every access is scalar, yet no finding"
+    costly = [a for a in artifact.accesses if a.verdict == "costly"]
+    assert costly and all(a.cause.kind == cause and a.proof for a in costly)
+    assert all(a.cause.inserted == inserted for a in costly)
+    assert all(f.proof and f.cost.estimate >= 1.10 for f in findings)
+
+
+def test_a_transposed_store_names_its_stride_and_is_proven_coalesced_by_swapping_the_loops(inspected):
+    artifact, (finding,) = _findings(inspected, ALL_SCALAR, "kv_transposed")
+    store = next(a for a in artifact.accesses if a.kind == "store")
+    assert store.lane_stride_bytes == 32768 and store.sectors == 32
+    assert "Cache[h, d, pos + bt * block_t + t]" in finding.message  # as written, not `bx`/`by`
+    assert "32 KiB apart" in finding.message and "T.copy" in finding.fix
+    assert finding.proof.stride_after == 2 and "swapped" in finding.proof.change
+    assert finding.cost.estimate == pytest.approx(6.96, abs=0.01)
+
+
+def test_narrow_accesses_that_measured_fast_are_cheap_and_silent(inspected):
+    result = inspected([NARROW_BUT_FAST])[NARROW_BUT_FAST]
+    with open(NARROW_BUT_FAST) as f:
+        text = f.read()
+    for artifact in result.kernels:
+        assert check_kernel(artifact, text, RULES) == [], artifact.name
+        narrow = [a for a in artifact.accesses if a.bits < 128 and a.share > 0.01]
+        assert narrow and all(a.verdict in ("cheap", "full") for a in narrow), artifact.name
+
+
+def test_no_access_in_the_fixtures_or_rule_examples_is_unexplained(inspected, tmp_path):
+    paths = list(FIXTURE_FILES)
+    for rule in RULES:
+        for index, example in enumerate(rule.BAD + rule.GOOD):
+            path = tmp_path / f"{rule.slug.replace('-', '_')}_{index}.py"
+            path.write_text(example.text)
+            paths.append(str(path))
+    for path, result in inspected(paths).items():
+        for artifact in result.kernels:
+            for access in artifact.accesses:
+                assert access.verdict in VERDICTS and access.verdict != "unexplained", (
+                    f"{os.path.basename(path)}::{artifact.name}: {access}")
+                assert (access.verdict == "inherent") == bool(access.reason) or access.reason == "cast-cap"
+
+
+def test_a_store_index_that_advances_through_division_is_not_read_modify_write(inspected, tmp_path):
+    path = tmp_path / "reshape.py"
+    path.write_text(
+        "import tilelang.language as T\n\n\n"
+        "def to_rows(N=1 << 20, block=1024):\n"
+        "    @T.prim_func\n"
+        "    def main(X: T.Tensor((N,), T.float16), Y: T.Tensor((N // 128, 128), T.float16)):\n"
+        "        with T.Kernel(N // block, threads=128) as bx:\n"
+        "            for i in T.Parallel(block):\n"
+        "                Y[(bx * block + i) // 128, (bx * block + i) % 128] = X[bx * block + i]\n\n"
+        "    return main\n\n\n"
+        "reshape = to_rows()\n")
+    artifact, findings = _findings(inspected, str(path), "reshape")
+    assert findings == [] and all(a.verdict == "full" for a in artifact.accesses)
+
+
+def test_every_selection_only_filters_the_findings(inspected):
+    """Deselecting a rule hides exactly its findings: no cause moves to another rule."""
+    results = inspected(FIXTURE_FILES)
+    for path in FIXTURE_FILES:
+        with open(path) as f:
+            text = f.read()
+        for artifact in results[path].kernels:
+            everything = check_kernel(artifact, text, RULES)
+            for size in range(len(RULES)):
+                for subset in itertools.combinations(RULES, size):
+                    chosen = {r.code for r in subset}
+                    assert check_kernel(artifact, text, list(subset)) == [
+                        f for f in everything if f.rule in chosen], (artifact.name, chosen)
+
+
+def test_suppressing_a_rule_hides_only_its_finding(inspected, tmp_path):
+    """A suppressed lane-dependent-predicate does not come back as scalarized-load."""
+    with open(ELEMENTWISE) as f:
+        text = f.read()
+    target = "for i in T.Parallel(block):  # expect: lane-dependent-predicate"
+    suppressed = text.replace(target, "for i in T.Parallel(block):  # tl-inspect: ignore[lane-dependent-predicate]")
+    path = tmp_path / "suppressed.py"
+    path.write_text(suppressed)
+    artifact = kernel_named(inspected([str(path)])[str(path)], "axpy_ragged")
+    findings = check_kernel(artifact, suppressed, RULES)
+    assert [f.slug for f in findings] == ["lane-dependent-predicate"]
+    (report,) = suppress([KernelReport(artifact, tuple(findings))], suppressed, RULES, RULES, judge=True)
+    assert report.findings == ()
 
 
 def test_indices_render_as_written():
-    from tl_inspect.vectorization import source_text
-
     bx, i, n = ("var", "bx"), ("var", "i"), ("var", "N")
     index = ("add", ("add", ("mul", bx, ("int", 1024)), i), ("int", 1))
-    assert source_text(index) == "bx * 1024 + i + 1"
-    assert source_text(("lt", index, n)) == "bx * 1024 + i + 1 < N"
-    assert source_text(("mul", bx, ("floordiv", i, ("int", 2)))) == "bx * (i // 2)"
-    assert source_text(("sub", n, ("add", i, ("int", 1)))) == "N - (i + 1)"
+    assert ir.render(index) == "bx * 1024 + i + 1"
+    assert ir.render(("lt", index, n)) == "bx * 1024 + i + 1 < N"
+    assert ir.render(("mul", bx, ("floordiv", i, ("int", 2)))) == "bx * (i // 2)"
+    assert ir.render(("sub", n, ("add", i, ("int", 1)))) == "N - (i + 1)"
+    assert ir.render(("cast", "int64", ("add", i, n))) == "i + N"
 
 
-def test_one_iteration_loop_is_not_a_misaligned_offset(inspected, tmp_path):
-    """`T.serial(TILE_K)` with TILE_K = 1 runs once: its variable is 0, so the cause is one element per
-    thread, not an offset `k * 1` off the 16-byte boundary."""
-    example = next(e for e in find_rule("scalarized-load").BAD if "gemv_one_per_thread" in e.text)
-    path = tmp_path / "gemv_one_per_thread.py"
-    path.write_text(example.text)
-    _, findings = _findings(inspected, str(path), "gemv_one_per_thread")
-    assert findings and all(f.slug == "scalarized-load" for f in findings)
-    for finding in findings:
-        assert "consecutive threads through `tk`" in finding.message
-        assert "not a multiple" not in finding.message
+def test_the_rules_table_names_an_owner_for_every_cause():
+    from tl_inspect.analysis.causes import CAUSES
+    from tl_inspect.analysis.verdicts import owner
+    from tl_inspect.model import Cause
+
+    slugs = {r.slug for r in RULES}
+    for kind in CAUSES:
+        assert owner(Cause(kind)) in slugs, kind
+    assert find_rule("lane-dependent-predicate").slug == owner(Cause("tail-guard"))

@@ -104,6 +104,7 @@ class Block:
 
     body: tuple
     line: int | None = None
+    annotated_layouts: tuple = ()  # buffers whose layout the user fixed with T.annotate_layout
 
 
 Stmt = Union[For, If, Store, Eval, Alloc, Attr, Let, Block]

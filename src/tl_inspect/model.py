@@ -32,11 +32,13 @@ class Cause:
     kind: str
     width: int = 0  # lanes of the vector the access could have
     buffer: str = ""  # the access whose index or layout is at fault (may be another access of the loop)
-    index: str = ""  # that access as the user wrote it: "A[bx * 1024 + i + 1]"
+    index: str = ""  # that access as the compiler renders it: "A[bx * 1024 + i + 1]"
+    index_line: int | None = None  # the line of the statement that makes that access
     loop: str = ""  # the loop as written: "T.Parallel(256)", "T.copy", "T.serial"
     loop_line: int | None = None  # its line
     lane_var: str = ""  # the variable neighbouring lanes step through
     predicate: str = ""  # a bounds check, as written
+    inserted: bool = False  # the check is tilelang's own (from a buffer's length), not the user's
     bound: str = ""  # what the check compares with: "2047", "N"
     bound_value: int | None = None  # the bound when it is a constant
     stride: int | None = None  # elements between neighbouring lanes' addresses in the index

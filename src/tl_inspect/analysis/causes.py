@@ -8,11 +8,14 @@ rule that owns a cause renders it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from tl_inspect import ir
 from tl_inspect.analysis.facts import KernelFacts, MemRef, Unit, count, product
-from tl_inspect.analysis.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
+from tl_inspect.analysis.indexing import (RUNTIME_VALUE, Grid, affine, aligned_run, coefficient, comparisons,
+                                          misalignment)
 from tl_inspect.model import Access, Cause
 
 MAX_VECTOR_BITS = 128
@@ -31,6 +34,8 @@ CAUSES = {
     "non-affine": "an index that is not affine in the lane variable",
     "serial-loop": "a per-thread T.serial loop over contiguous elements; removed by T.vectorized",
     "fragment-layout": "a fragment whose layout an earlier loop fixed; removed by removing that loop's cause",
+    "annotated-layout": "a buffer whose layout the user fixed with T.annotate_layout; removed by dropping "
+                        "the annotation",
     "invariant-store": "a store in the same T.Parallel loop whose index does not advance with the lane",
 }
 
@@ -161,7 +166,13 @@ class UnitPlan:
         value = ir.int_value(bound)
         if value is not None and value % width == 0:
             return []
-        return [self._tail_cause(cond, bound, width)]
+        return [dataclasses.replace(self._tail_cause(cond, bound, width), inserted=self._inserted(cond))]
+
+    def _inserted(self, cond) -> bool:
+        """Whether a device bounds check is tilelang's: none of the user's own conditions compares the
+        same bound."""
+        bounds = {ir.render(side) for pred in self.unit.predicates for pair in comparisons(pred) for side in pair}
+        return not any(ir.render(side) in bounds for pair in comparisons(cond) for side in pair[1:])
 
     def _tail_cause(self, cond, bound, width: int) -> Cause:
         value = ir.int_value(bound)
@@ -182,14 +193,23 @@ class UnitPlan:
         return causes
 
     def advances(self, indices) -> bool:
-        """Whether an index moves with the lane variable, one element per lane step (not `i // 8`)."""
+        """Whether an index moves with the lane variable: every lane step reaches another element
+        (`y[(i * 8 + j) // 128, (i * 8 + j) % 128]` does; `acc[i // 8]` does not)."""
         if self.inner is None:
             return True
+        extent = dict(self.unit.loops).get(self.inner) or 1
+        env = {**self.facts.env(), **{v: 0 for v, _ in self.unit.loops + self.unit.outer},
+               self.inner: np.arange(extent, dtype=np.int64)}
+        points = []
         for index in indices:
-            poly = affine(index)
-            if poly is not None and coefficient(poly, self.inner):
-                return True
-        return False
+            try:
+                points.append(np.broadcast_to(ir.evaluate(index, env, default=RUNTIME_VALUE), (extent,)))
+            except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+                poly = affine(index)
+                return poly is None or bool(coefficient(poly, self.inner))
+        if not points:
+            return False
+        return len({tuple(p) for p in np.stack(points, axis=1).tolist()}) == extent
 
     def _invariant_store_causes(self) -> list:
         """A store whose index does not advance with the lane variable: tilelang scalarizes the loop."""
@@ -197,6 +217,7 @@ class UnitPlan:
             return []
         stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + self.unit.local_stores
         return [Cause("invariant-store", buffer=buffer, index=f"{buffer}[{', '.join(ir.render(i) for i in indices)}]",
+                      index_line=self.unit.line,
                       loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "")
                 for buffer, indices in stores if not self.advances(indices)]
 
@@ -206,7 +227,8 @@ class UnitPlan:
         interleaved_buffers: set[str] = set()
         for ref in self.unit.refs:
             if self.gathers(ref):
-                found.append((Cause("non-affine", buffer=ref.buffer, index=ref.text, lane_var=self.inner or ""),
+                found.append((Cause("non-affine", buffer=ref.buffer, index=ref.text, index_line=ref.line,
+                                    lane_var=self.inner or ""),
                               False))
                 continue
             if self.inner not in ir.vars_of(ref.flat):
@@ -229,7 +251,8 @@ class UnitPlan:
                 kind = "interleaved"
             else:
                 kind = "non-affine" if coeff is None else "transposed"
-            found.append((Cause(kind, buffer=ref.buffer, index=ref.text, stride=abs(coeff) if coeff else None,
+            found.append((Cause(kind, buffer=ref.buffer, index=ref.text, index_line=ref.line,
+                                stride=abs(coeff) if coeff else None,
                                 loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "",
                                 threads=self.facts.threads), fixable))
         return found
@@ -239,6 +262,11 @@ class UnitPlan:
         first loop that used it, or one that accumulates into it through an invariant index."""
         causes = []
         for fragment in sorted(self.unit.fragments):
+            if fragment in self.facts.annotated_layouts:
+                causes.append(Cause("annotated-layout", width=width, buffer=fragment,
+                                    elements=self.facts.fragment_runs.get(fragment) or 0,
+                                    loop=self.unit.header, loop_line=self.unit.line))
+                continue
             run = self.facts.fragment_runs.get(fragment)  # None when the fragment is too big to draw
             if run is not None and run >= width:
                 continue
@@ -271,7 +299,7 @@ class UnitPlan:
                 continue
             if _misaligned_rows(other, lanes):
                 row = other.shape[-1]
-                cause = Cause("misaligned-rows", width=lanes, buffer=other.buffer, index=other.text,
+                cause = Cause("misaligned-rows", width=lanes, buffer=other.buffer, index=other.text, index_line=other.line,
                               row=ir.render(row) if isinstance(row, tuple) else str(row),
                               row_value=row if isinstance(row, int) else None,
                               loop=self.unit.header, loop_line=self.unit.line)
@@ -283,6 +311,7 @@ class UnitPlan:
                 term, coeff = problem
                 offset = " * ".join(term + ((str(coeff),) if coeff != 1 or not term else ()))
                 causes.append(Cause("misaligned-offset", width=lanes, buffer=other.buffer, index=other.text,
+                                    index_line=other.line,
                                     offset=offset, offset_value=coeff if not term else None,
                                     lane_var=self.inner or "", loop=self.unit.header, loop_line=self.unit.line))
         return rows + causes

@@ -4,7 +4,8 @@ The model has two factors, both read off the access as the device code emitted i
 (docs/gpu-impact.md, "Narrow accesses"):
   * coalescing: the part of the 32-byte sectors one warp instruction touches that it uses. Lanes 16 B
     apart with 2-byte accesses (a tail guard; 1/8 used) cost 2.93x; lanes a row apart (a transposed
-    walk; 1/16 used) cost 1.93x for loads and 6.97x for stores;
+    walk; every lane in a sector of its own) cost a kernel 1.93x when its loads walk so and 6.97x
+    when its stores do;
   * work per thread: 2 bytes per thread cost 2.06x, 4 bytes 1.27x, whatever the width.
 Coalesced accesses narrower than 32 bits with enough work per thread cost 1.08-1.15x (1.12 here);
 coalesced accesses of 32 bits or more cost 1.00-1.03x: vector width by itself costs nothing.
@@ -33,13 +34,19 @@ class Measured:
     basis: str  # the row of the H200 table the factor comes from
 
 
-TWO_BYTES_PER_THREAD = Measured(2.06, "one 16-bit element per thread (fp16 add, 1/thread): 2.06x")
-FOUR_BYTES_PER_THREAD = Measured(1.27, "4 bytes per thread (fp16 add, 2/thread): 1.27x")
-NARROW_COALESCED = Measured(1.12, "coalesced accesses narrower than 32 bits: 1.08-1.15x")
+TWO_BYTES_PER_THREAD = Measured(2.06, "one 16-bit element per thread: 2.06x (fp16 add, 1 per thread)")
+FOUR_BYTES_PER_THREAD = Measured(1.27, "4 bytes per thread: 1.27x (fp16 add, 2 per thread)")
+# the median of nine coalesced 16-bit kernels (1.08-1.22x: misaligned copy, ragged fragment copy,
+# thread-strided layout, user bounds check, odd rows, thread-strided serial loop)
+NARROW_COALESCED = Measured(1.12, "coalesced accesses narrower than 32 bits: 1.12x (1.08-1.22x measured)")
 WIDE_COALESCED = Measured(1.0, "coalesced accesses of 32 bits or more: 1.00-1.03x")
-SPREAD_LANES = Measured(2.93, "lanes 16 B apart, each thread's elements contiguous (tail guard): 2.93x")
-TRANSPOSED_LOAD = Measured(1.93, "loads with lanes a row apart (transposed walk): 1.93x")
-TRANSPOSED_STORE = Measured(6.97, "stores with lanes a row apart (transposed walk): 6.97x")
+SPREAD_LANES = Measured(2.93, "lanes 16 B apart, each thread's elements contiguous: 2.93x (tail guard)")
+# measured on kernels that move half their bytes this way (the other half a coalesced 16-bit access):
+# 1.93x for the kernel is 2.74x for the load, 6.97x for the kernel 12.8x for the store
+TRANSPOSED_LOAD = Measured(2.74, "loads with lanes a row apart: 2.74x (1.93x for a kernel moving half its "
+                                 "bytes so)")
+TRANSPOSED_STORE = Measured(12.8, "stores with lanes a row apart: 12.8x (6.97x for a kernel moving half its "
+                                  "bytes so)")
 BULK_COPY = Measured(1.0, "a TMA bulk tensor copy")
 
 

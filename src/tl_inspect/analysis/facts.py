@@ -76,6 +76,7 @@ class KernelFacts:
         # fragments whose layout a tile op fixes (MMA operands, reduction outputs): what each thread
         # holds of them is not the access pattern's choice
         self.bound_fragments: set[str] = set()
+        self.annotated_layouts: set[str] = set()  # buffers whose layout the user fixed (T.annotate_layout)
         self.units: list[Unit] = []
         self.fragment_origin: dict[str, Unit] = {}  # the first unit using a fragment fixes its layout
         self.fragment_runs = {lay.name: run_length(lay.thread_grid) for lay in kernel.layouts
@@ -100,6 +101,8 @@ class KernelFacts:
                     self.lets[stmt.var] = value
             elif isinstance(stmt, ir.For) and stmt.kind == "thread_binding":
                 self.block_vars.add(stmt.var)
+            elif isinstance(stmt, ir.Block):
+                self.annotated_layouts |= set(stmt.annotated_layouts)
             elif isinstance(stmt, ir.Eval) and stmt.expr[0] == "call":
                 regions = ir.regions(stmt.expr)
                 if any(m in stmt.expr[1] for m in _GEMM_MARKERS):

@@ -17,6 +17,7 @@ verdicts by the cause they own.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS, plan_of
 from tl_inspect.analysis.cost import COSTLY, access_cost, kernel_slowdown
@@ -48,6 +49,8 @@ def judge(kernel: KernelArtifact) -> tuple:
     weights = facts.weights()
     accesses = []
     for a in _distinct(kernel.accesses):
+        if a.line is None:
+            a = _placed(kernel, facts, a)
         match = refs.get((a.line, a.buffer, a.kind))
         # the frontend footprint counts what the block really moves: a `T.Parallel(8)` tail run by 8 of 128
         # threads moves 8 elements, not 128
@@ -79,14 +82,18 @@ def group(accesses) -> tuple:
 
 
 def cause_key(cause: Cause) -> tuple:
-    """What identifies one cause instance: the change that removes it."""
-    if cause.kind == "tail-guard":
-        return cause.kind, cause.bound, cause.width
-    if cause.kind == "misaligned-rows":
-        return cause.kind, cause.row, cause.width
-    if cause.kind == "fragment-layout":
-        return (cause.kind, cause.loop_line) + cause_key(cause.origin)
-    return cause.kind, cause.loop_line, cause.offset, cause.buffer if cause.kind == "misaligned-offset" else ""
+    """What identifies one cause instance: the one change that removes it (and that its proof makes),
+    whichever loops it touches."""
+    if cause.kind == "fragment-layout" and cause.origin is not None:
+        return cause_key(cause.origin)
+    return cause.kind, {
+        "tail-guard": (cause.bound, cause.width),
+        "misaligned-rows": (cause.row, cause.width),
+        "misaligned-offset": (cause.buffer, cause.offset),
+        "annotated-layout": (cause.buffer,),
+        "few-per-thread": (cause.threads, cause.width, cause.loop_line if not cause.loop else None),
+        "serial-loop": (cause.lane_var,),
+    }.get(cause.kind, (cause.loop_line, cause.buffer))
 
 
 def with_proof(access: Access, proof) -> Access:
@@ -139,6 +146,19 @@ def _judge_one(facts, match, access: Access) -> Access:
     if not causes:
         return dataclasses.replace(access, verdict="unexplained")
     return dataclasses.replace(access, verdict="unproven", cause=causes[0])
+
+
+def _placed(kernel: KernelArtifact, facts, access: Access) -> Access:
+    """An access whose statement lowering rebuilt without a line (a bounds check around a store at a
+    run-time offset) takes the line of the one statement of the user's that makes it, if there is one."""
+    lines = {ref.line for unit in facts.units for ref in unit.refs
+             if ref.is_global and (ref.buffer, ref.kind) == (access.buffer, access.kind) and ref.line}
+    if len(lines) != 1:
+        return access
+    word = re.compile(rf"\b{re.escape(access.buffer)}\[")
+    cuda = tuple(n for n, text in enumerate(kernel.source.splitlines(), 1)
+                 if word.search(text) and kernel.line_map[n - 1] is None)
+    return dataclasses.replace(access, line=lines.pop(), cuda_lines=access.cuda_lines or cuda)
 
 
 def _frontend_refs(facts) -> dict:

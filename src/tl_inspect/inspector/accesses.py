@@ -64,11 +64,8 @@ class _DeviceFunc:
     def sectors(self, buffer: str, indices: tuple, dtype: str, access_bits: int) -> tuple:
         """(bytes one warp instruction moves, 32-byte sectors it touches) for the first warp, every loop
         and block variable at 0; (0, 0) when the address comes from memory."""
-        info = self.func.buffers.get(buffer)
-        flat = self.resolve(flatten(indices, info.shape if info else ()))
-        if flat[0] == "ramp":
-            flat = flat[1]
-        if ir.loads_of(flat) or not self.warp:
+        flat = self.address(buffer, indices)
+        if flat is None or not self.warp:
             return 0, 0
         env = {**{v: 0 for v in self.block_vars}, **self.warp}
         lanes = len(next(iter(self.warp.values())))
@@ -88,14 +85,27 @@ class _DeviceFunc:
             return expr
         return self.resolve(ir.substitute(expr, self.lets), depth + 1)
 
-    def lane_stride(self, buffer: str, indices: tuple, dtype: str) -> int | None:
-        """Bytes between the elements threads x = 0 and x = 1 access; None when the index is loaded."""
+    def address(self, buffer: str, indices: tuple):
+        """The flat element index of an access's first lane; None when it is loaded per thread (a
+        gather). A value loaded at an address every thread shares (`C[P[0] + t]`) is an offset like
+        any other and counts as 0."""
         info = self.func.buffers.get(buffer)
         flat = self.resolve(flatten(indices, info.shape if info else ()))
         if flat[0] == "ramp":
             flat = flat[1]
-        if ir.loads_of(flat) or self.lane_var is None:
-            return None if ir.loads_of(flat) else 0
+        threads = {var for var, _ in self.thread_axes.values()}
+        shared = {}
+        for load in ir.loads_of(flat):
+            if any(ir.vars_of(self.resolve(i)) & threads for i in load[2]):
+                return None
+            shared[load] = ("int", 0)
+        return _replace(flat, shared) if shared else flat
+
+    def lane_stride(self, buffer: str, indices: tuple, dtype: str) -> int | None:
+        """Bytes between the elements threads x = 0 and x = 1 access; None when the index is loaded."""
+        flat = self.address(buffer, indices)
+        if flat is None or self.lane_var is None:
+            return None if flat is None else 0
         env = {self.lane_var: np.array([0, 1], dtype=np.int64)}
         env.update({v: 0 for v in self.block_vars})
         try:
@@ -141,6 +151,17 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
                     found.append(_access(dev, "load", load[1], load[3], load[2], line, lines_naming, trips,
                                          _lane_varying(dev, own, ancestors), serial))
     return tuple(found)
+
+
+def _replace(expr, found: dict):
+    """`expr` with each sub-expression that is a key of `found` replaced by its value."""
+    if expr in found:
+        return found[expr]
+    if not isinstance(expr, tuple) or not expr or expr[0] in ("var", "int", "float", "other"):
+        return expr
+    return tuple(_replace(item, found) if isinstance(item, tuple) and item and isinstance(item[0], str)
+                 else tuple(_replace(i, found) for i in item) if isinstance(item, tuple) else item
+                 for item in expr)
 
 
 def _trips(ancestors) -> int:
@@ -236,11 +257,14 @@ def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, 
     element = ir.element_dtype(dtype)
     elements = lanes * trips
     request, sectors = dev.sectors(buffer, indices, element, lanes * ir.dtype_bits(element))
+    stride = dev.lane_stride(buffer, indices, element)
+    # an element every thread reads is fetched once per block, not once per thread
+    readers = 1 if stride == 0 else dev.threads
     return Access(
         kind=kind, buffer=buffer, dtype=element, lanes=lanes, line=line, request_bytes=request, sectors=sectors,
         cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
-        lane_stride_bytes=dev.lane_stride(buffer, indices, element), elements_per_thread=elements,
-        block_bytes=elements * dev.threads * ir.dtype_bits(element) // 8, guard=guard, serial_var=serial,
+        lane_stride_bytes=stride, elements_per_thread=elements,
+        block_bytes=elements * readers * ir.dtype_bits(element) // 8, guard=guard, serial_var=serial,
     )
 
 

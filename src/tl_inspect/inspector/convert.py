@@ -139,7 +139,10 @@ class _Converter:
         if isinstance(s, tirx.SBlock):
             allocs = tuple(ir.Alloc(self.buffer(b), self.spans.line(get_buffer_span(b))) for b in s.alloc_buffers)
             init = self.body(s.init) if s.init is not None else ()
-            return (ir.Block(body=allocs + init + self.body(s.body), line=line),)
+            # T.annotate_layout keys its map by the buffer's data variable (a Buffer after LayoutInference)
+            annotated = tuple(key.name for key in s.annotations.get("layout_map", {})
+                              if isinstance(key, (tirx.Var, tirx.Buffer)))
+            return (ir.Block(body=allocs + init + self.body(s.body), line=line, annotated_layouts=annotated),)
         if isinstance(s, (tirx.DeclBuffer, tirx.AllocBuffer)):
             alloc = ir.Alloc(self.buffer(s.buffer), line or self.spans.line(get_buffer_span(s.buffer)))
             return (alloc,) + self.body(getattr(s, "body", None))

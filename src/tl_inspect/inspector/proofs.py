@@ -45,22 +45,25 @@ def prove(prim_func, accesses: tuple, lower_variant, source: str) -> tuple:
         for a in members:
             # a statement lowering rebuilds (a cast split into copy loops) maps to its loop header instead
             lines = {a.line, a.cause.loop_line} - {None}
-            found = [b for b in after if b.line in lines and (b.buffer, b.kind) == (a.buffer, a.kind)]
+            same = [b for b in after if (b.buffer, b.kind) == (a.buffer, a.kind)]
+            found = [b for b in same if b.line in lines] or [b for b in same if b.line is None]
             if not found:
                 continue
             best = max(found, key=lambda b: (b.bits, -(b.lane_stride_bytes or 0)))
             proofs[id(a)] = Proof(
-                change=change, cuda_before=_line(cuda, a.cuda_lines), cuda_after=_line(after_cuda, best.cuda_lines),
+                change=change, cuda_before=_line(cuda, a.cuda_lines, a.buffer),
+                cuda_after=_line(after_cuda, best.cuda_lines, a.buffer),
                 bits_before=a.bits, bits_after=best.bits, stride_before=a.lane_stride_bytes,
                 stride_after=best.lane_stride_bytes)
     return tuple(with_proof(a, proofs.get(id(a))) for a in accesses)
 
 
-def _line(cuda: list, numbers: tuple) -> str:
+def _line(cuda: list, numbers: tuple, buffer: str) -> str:
+    """The access's CUDA line: the first of its lines, else the first line indexing its buffer."""
     for n in numbers:
         if 0 < n <= len(cuda) and cuda[n - 1].strip():
             return cuda[n - 1].strip()
-    return ""
+    return next((text.strip() for text in cuda if f"{buffer}[" in text or f"({buffer} +" in text), "")
 
 
 # ---------------------------------------------------------------- variants
@@ -100,6 +103,8 @@ def variant(func, cause: Cause):
                 f"the offset of {cause.buffer} moved by {shift} element{'s' * (shift != 1)} to a multiple of "
                 f"{cause.width}")
         return None
+    if cause.kind == "annotated-layout":
+        return drop_layout_annotation(func, cause.buffer), f"the T.annotate_layout of {cause.buffer} removed"
     if cause.kind == "serial-loop" and cause.lane_var:
         return vectorize_loop(func, cause.lane_var), f"`{cause.lane_var}` written as T.vectorized"
     return None
@@ -191,6 +196,20 @@ def shift_index(func, buffer: str, shift: int):
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.BufferLoad", "tirx.BufferStore"]))
+
+
+def drop_layout_annotation(func, buffer: str):
+    """The kernel without the user's layout for `buffer`: tilelang infers one instead."""
+    def post(node):
+        if isinstance(node, tirx.SBlock) and "layout_map" in node.annotations:
+            layouts = {key: value for key, value in node.annotations["layout_map"].items() if key.name != buffer}
+            annotations = {key: value for key, value in node.annotations.items() if key != "layout_map"}
+            if layouts:
+                annotations["layout_map"] = layouts
+            return _block(node, annotations=annotations)
+        return None
+
+    return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
 
 
 def vectorize_loop(func, var: str):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tl_inspect.model import Cause
 from tl_inspect.rules import vector_findings
 from tl_inspect.rules.base import Example, Rule, RuleContext
-from tl_inspect.rules.vector_findings import accesses_text, shape_text
+from tl_inspect.rules.vector_findings import article, emitted_text
 
 
 class LaneDependentPredicate(Rule):
@@ -111,16 +111,16 @@ class LaneDependentPredicate(Rule):
             import tilelang.language as T
 
 
-            def relu(N=100000, block=512):
+            def relu(N=1 << 20, block=1024):
                 @T.prim_func
-                def main(X: T.Tensor((N,), T.float32), Y: T.Tensor((N,), T.float32)):
+                def main(X: T.Tensor((N,), T.float16), Y: T.Tensor((N,), T.float16)):
                     with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-                        x = T.alloc_fragment((block,), T.float32)
+                        x = T.alloc_fragment((block,), T.float16)
                         for i in T.Parallel(block):
-                            x[i] = T.if_then_else(bx * block + i < N - 1, X[bx * block + i], 0.0)  # expect: lane-dependent-predicate
+                            x[i] = T.if_then_else(bx * block + i < N - 1, X[bx * block + i], T.float16(0))  # expect: lane-dependent-predicate
                         for i in T.Parallel(block):
                             if bx * block + i < N - 1:
-                                Y[bx * block + i] = T.max(x[i], 0.0)  # expect: lane-dependent-predicate
+                                Y[bx * block + i] = T.max(x[i], T.float16(0))  # expect: lane-dependent-predicate
 
                 return main
 
@@ -196,9 +196,9 @@ class LaneDependentPredicate(Rule):
 
 
 def message(cause: Cause, accesses: list) -> str:
-    what = f"{accesses_text(accesses)} {'is' if len(accesses) == 1 else 'are'} {shape_text(accesses)}"
-    return (f"{what}: the bounds check `{cause.predicate}` varies inside each thread's {cause.width}-element "
-            f"group ({bound_reason(cause)}), so the loop runs one element at a time.")
+    check = "tilelang's bounds check" if cause.inserted else "the bounds check"
+    return (f"{emitted_text(accesses)}: {check} `{cause.predicate}` varies inside {article(cause.width)} {cause.width}-element "
+            f"vector group ({bound_reason(cause)}), so each element is checked and moved on its own.")
 
 
 def bound_reason(cause: Cause) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tl_inspect.model import Cause
 from tl_inspect.rules import vector_findings
 from tl_inspect.rules.base import Example, Rule, RuleContext
-from tl_inspect.rules.vector_findings import accesses_text, plural, shape_text
+from tl_inspect.rules.vector_findings import emitted_text, plural
 
 
 class ScalarizedLoad(Rule):
@@ -118,19 +118,18 @@ class ScalarizedLoad(Rule):
             import tilelang.language as T
 
 
-            def transpose(M=1024, N=1024, B=64):
+            def kv_append(S=16384, tokens=8192, heads=8, D=128, block_t=16):
                 @T.prim_func
-                def main(A: T.Tensor((M, N), T.float16), At: T.Tensor((N, M), T.float16)):
-                    with T.Kernel(N // B, M // B, threads=128) as (bx, by):
-                        As = T.alloc_shared((B, B), T.float16)
-                        T.copy(A[by * B, bx * B], As)
-                        for i, j in T.Parallel(B, B):
-                            At[bx * B + i, by * B + j] = As[j, i]  # expect: scalarized-load
+                def main(K: T.Tensor((tokens, heads, D), T.bfloat16), Cache: T.Tensor((heads, D, S), T.bfloat16), pos: T.int32):
+                    with T.Kernel(T.ceildiv(tokens, block_t), heads, threads=128) as (bt, h):
+                        for t, d in T.Parallel(block_t, D):
+                            Cache[h, d, pos + bt * block_t + t] = K[bt * block_t + t, h, d]  # expect: scalarized-load
 
                 return main
 
 
-            transpose_from_shared = transpose()
+            # the cache keeps tokens innermost: neighbouring threads store a whole row (32 KiB) apart
+            kv_append_transposed = kv_append()
         '''),
         Example('''
             import tilelang.language as T
@@ -152,27 +151,19 @@ class ScalarizedLoad(Rule):
             import tilelang.language as T
 
 
-            def gemv_split_k(N=1024, K=4096, BLOCK_N=4, THREADS_K=32, TILE_K=1):
+            def scale(N=1 << 20, threads=128, per_thread=8):
                 @T.prim_func
-                def main(X: T.Tensor((K,), T.float16), W: T.Tensor((N, K), T.float16), Y: T.Tensor((N,), T.float32)):
-                    with T.Kernel(N // BLOCK_N, threads=(BLOCK_N, THREADS_K)) as bn:
-                        tn = T.get_thread_binding(0)
-                        tk = T.get_thread_binding(1)
-                        w = T.alloc_local((TILE_K,), T.float16)
-                        acc = T.alloc_local((1,), T.float32)
-                        T.clear(acc)
-                        for ko in T.serial(K // (THREADS_K * TILE_K)):
-                            for k in T.serial(TILE_K):
-                                w[k] = W[bn * BLOCK_N + tn, (ko * THREADS_K + tk) * TILE_K + k]  # expect: scalarized-load
-                            for k in T.serial(TILE_K):
-                                acc[0] += T.Cast(T.float32, w[k]) * T.Cast(T.float32, X[(ko * THREADS_K + tk) * TILE_K + k])  # expect: scalarized-load
-                        T.atomic_add(Y[bn * BLOCK_N + tn], acc[0])
+                def main(A: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+                    with T.Kernel(N // (threads * per_thread), threads=threads) as bx:
+                        tx = T.get_thread_binding()
+                        for v in T.serial(per_thread):
+                            C[(bx * threads + tx) * per_thread + v] = A[(bx * threads + tx) * per_thread + v] * T.float16(2)  # expect: scalarized-load
 
                 return main
 
 
-            # TILE_K = 1: the inner loops run once, so each thread loads one fp16 per step
-            gemv_one_per_thread = gemv_split_k()
+            # each thread walks its 8 contiguous elements one at a time: neighbouring threads 16 B apart
+            scale_serial_per_thread = scale()
         '''),
     ]
     GOOD = [
@@ -256,8 +247,7 @@ class ScalarizedLoad(Rule):
 
 
 def message(cause: Cause, accesses: list) -> str:
-    what = f"{accesses_text(accesses)} {'is' if len(accesses) == 1 else 'are'} {shape_text(accesses)}"
-    return f"{what}: {cause_text(cause)}."
+    return f"{emitted_text(accesses)}: {cause_text(cause)}."
 
 
 def cause_text(cause: Cause) -> str:
@@ -291,6 +281,9 @@ def cause_text(cause: Cause) -> str:
             "gets a thread-strided layout")
         origin = cause_text(cause.origin) if cause.origin else "its layout was fixed there"
         return f"fragment {cause.buffer} {held}, a layout fixed by the {cause.loop} at line {cause.loop_line}, where {origin}"
+    if kind == "annotated-layout":
+        return (f"the T.annotate_layout of {cause.buffer} gives each thread elements a stride apart, never "
+                f"{cause.width} contiguous ones")
     if kind == "interleaved":
         return f"{cause.index} is interleaved with the loop's other {cause.buffer} accesses"
     return f"{cause.index} is not affine in `{cause.lane_var}`"
@@ -321,4 +314,7 @@ def fix(cause: Cause) -> str:
                 f"T.assume({cause.row} % {cause.width} == 0); otherwise pad the rows")
     if kind == "serial-loop":
         return f"write the per-thread loop as T.vectorized({cause.width})"
+    if kind == "annotated-layout":
+        return (f"drop the T.annotate_layout of {cause.buffer} (tilelang then gives each thread contiguous "
+                f"elements), or annotate a layout that does")
     return ScalarizedLoad.fix

@@ -3,6 +3,7 @@ findings with their cost and proof. Each rule renders its own messages from the 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from tl_inspect.analysis.cost import COSTLY
@@ -25,7 +26,7 @@ def report(ctx: RuleContext, message: Callable[[Cause, list], str], fix: Callabl
     """One finding per line: the message and fix of the costliest cause there, its cost and its proof."""
     for line, accesses in sorted(owned(ctx).items()):
         worst = max(accesses, key=lambda a: (a.kernel_cost or 1.0, a.cost or 1.0))
-        cause = worst.cause
+        cause = as_written(ctx, worst.cause)
         alike = [a for a in accesses if a.group == worst.group]
         cuda = sorted({n for a in alike for n in a.cuda_lines})
         proof = worst.proof
@@ -37,6 +38,15 @@ def report(ctx: RuleContext, message: Callable[[Cause, list], str], fix: Callabl
         )
 
 
+def as_written(ctx: RuleContext, cause: Cause) -> Cause:
+    """The cause with the index it names as the user's statement writes it."""
+    if cause.origin is not None:
+        cause = dataclasses.replace(cause, origin=as_written(ctx, cause.origin))
+    if cause.index and cause.buffer and cause.index_line:
+        return dataclasses.replace(cause, index=written(ctx, cause.index_line, cause.buffer, cause.index))
+    return cause
+
+
 def cost_basis(access: Access) -> str:
     share = round(100 * access.share)
     return f"{access.cost_basis}; this access moves {share}% of the kernel's global bytes"
@@ -45,6 +55,21 @@ def cost_basis(access: Access) -> str:
 def cost_sentence(access: Access) -> str:
     return (f"Estimated {access.kernel_cost:.2f}x slower for the whole kernel on an H200 "
             f"({access.cost_basis.split(':')[0]}, {access.cost:.2f}x per access).")
+
+
+def written(ctx: RuleContext, line: int, buffer: str, fallback: str) -> str:
+    """`buffer[...]` exactly as the user's statement writes it (the compiler renames block indices),
+    else the compiler's rendering."""
+    text = ctx.line_text(line)
+    start = text.find(f"{buffer}[")
+    if start < 0 or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
+        return fallback
+    depth = 0
+    for end in range(start + len(buffer), len(text)):
+        depth += {"[": 1, "]": -1}.get(text[end], 0)
+        if depth == 0:
+            return text[start:end + 1]
+    return fallback
 
 
 def accesses_text(accesses) -> str:
@@ -58,14 +83,17 @@ def accesses_text(accesses) -> str:
     return text[0].upper() + text[1:]
 
 
-def shape_text(accesses) -> str:
-    """"16-bit scalar accesses with lanes 16 B apart": width and coalescing as emitted."""
+def emitted_text(accesses) -> str:
+    """"The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B
+    apart": the accesses, their width and their coalescing as emitted."""
     access = accesses[0]
-    what = f"{access.bits}-bit {'scalar' if access.lanes == 1 else 'vector'} accesses"
+    many = len(accesses) > 1
+    kind = "scalar" if access.lanes == 1 else "vector"
+    what = f"{access.bits}-bit {kind} access{'es' if many else ''}"
     stride = access.lane_stride_bytes
-    if stride is None:
-        return what
-    return f"{what} with neighbouring threads {bytes_text(stride)} apart"
+    if stride is not None:
+        what += f" with neighbouring threads {bytes_text(stride)} apart"
+    return f"{accesses_text(accesses)} {'are' if many else 'is a'} {what}"
 
 
 def bytes_text(count: int) -> str:
@@ -77,6 +105,11 @@ def bytes_text(count: int) -> str:
 def join(names) -> str:
     names = list(names)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def article(number: int) -> str:
+    """"an" before numbers read with a leading vowel sound (8, 11, 18, 80...), else "a"."""
+    return "an" if str(number).startswith("8") or number in (11, 18) else "a"
 
 
 def plural(count, word: str) -> str:
