@@ -162,19 +162,23 @@ def stmt_line(stmt, ancestors=()) -> int | None:
 # ---------------------------------------------------------------- expressions
 
 def subexprs(expr) -> Iterator[Expr]:
-    """Every sub-expression, the expression itself first."""
+    """Every sub-expression, the expression itself first, then its operands in order. Iterative: a sum
+    of thousands of terms nests thousands deep, and a recursive generator would be quadratic in it."""
     if not isinstance(expr, tuple) or not expr:
         return
-    yield expr
-    head = expr[0]
-    if head in ("var", "int", "float", "other"):
-        return
-    for item in expr[1:]:
-        if isinstance(item, tuple) and item and isinstance(item[0], str):
-            yield from subexprs(item)
-        elif isinstance(item, tuple):
-            for sub in item:
-                yield from subexprs(sub)
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node[0] in ("var", "int", "float", "other"):
+            continue
+        operands = []
+        for item in node[1:]:
+            if isinstance(item, tuple) and item and isinstance(item[0], str):
+                operands.append(item)
+            elif isinstance(item, tuple):
+                operands.extend(sub for sub in item if isinstance(sub, tuple) and sub)
+        stack.extend(reversed(operands))
 
 
 def vars_of(expr) -> set:

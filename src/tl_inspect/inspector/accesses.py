@@ -145,9 +145,10 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
             if isinstance(stmt, ir.Store) and func.scope_of(stmt.buffer) == "global":
                 found.append(_access(dev, "store", stmt.buffer, stmt.dtype, stmt.indices, line, lines_naming,
                                      trips, _lane_varying(dev, guards, ancestors), serial))
+            selects = select_conds(read)
             for load in ir.loads_of(read):
                 if func.scope_of(load[1]) == "global":
-                    own = guards + [c for c in select_conds(read) if _selects_load(read, c, load)]
+                    own = guards + [c for c in selects if _selects_load(read, c, load)]
                     found.append(_access(dev, "load", load[1], load[3], load[2], line, lines_naming, trips,
                                          _lane_varying(dev, own, ancestors), serial))
     return tuple(found)
