@@ -5,6 +5,8 @@ The bare side is what a user would otherwise run: one Python process that import
 kernel tl-inspect discovers and compiles it with `tilelang.compile` (nvcc included, cache disabled).
 The tl-inspect side is the command line on the same files, with one worker and with the default
 number of workers. Targets (issue 2): tl-inspect <= 0.3x the bare compile time, < 2 GB per worker.
+Proofs (rebuilding kernels without the cause of each costly access, issue 8) are timed by running
+`-j1` again with `--no-proofs`: target <= 1.30x the cold run without them.
 """
 
 from __future__ import annotations
@@ -55,13 +57,14 @@ def bare_compile(paths: list[str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def tl_inspect(paths: list[str], jobs: int | None) -> tuple[float, dict]:
+def tl_inspect(paths: list[str], jobs: int | None, *options: str) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as out:
         report = os.path.join(out, "report.json")
         args = [sys.executable, "-m", "tl_inspect", *paths, "--format", "json", "-o", report, "--exit-zero",
                 "--no-cache"]
         if jobs:
             args += ["-j", str(jobs)]
+        args += options
         env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
         started = time.perf_counter()
         subprocess.run(args, env=env, cwd=ROOT, capture_output=True, text=True)
@@ -83,6 +86,8 @@ def main() -> None:
     bare = bare_compile(paths)
     serial_s, document = tl_inspect(paths, jobs=1)
     parallel_s, _ = tl_inspect(paths, jobs=None)
+    unproven_s, _ = tl_inspect(paths, 1, "--no-proofs")
+    proofs = sum(1 for k in document["kernels"] for a in k.get("accesses", ()) if a["proof"])
     kernels = [k for k in document["kernels"] if k["name"] != "<module>"]
     memory = peak_worker_memory(paths)
     print(f"kernels: {len(kernels)} inspected, {bare['compiled']} compiled bare "
@@ -91,6 +96,8 @@ def main() -> None:
     print(f"tl-inspect -j1:                                     {serial_s:.1f} s  ratio {serial_s / bare['seconds']:.2f}x")
     print(f"tl-inspect -j{os.cpu_count()} (default):                          "
           f"{parallel_s:.1f} s  ratio {parallel_s / bare['seconds']:.2f}x")
+    print(f"tl-inspect -j1 --no-proofs:                         {unproven_s:.1f} s  proofs add "
+          f"{serial_s / unproven_s:.2f}x ({proofs} proven accesses; target <= 1.30x)")
     print(f"peak RSS per worker: max {max(memory):.0f} MB, mean {sum(memory) / len(memory):.0f} MB "
           f"over {len(memory)} workers (target < 2048 MB)")
 

@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, help="parallel workers (default: CPU count)")
     p.add_argument("--timeout", type=float, help="seconds allowed per file (default 120)")
     p.add_argument("--nvcc", action="store_true", help="also run nvcc and record ptxas registers/spills/smem")
+    p.add_argument("--no-proofs", action="store_true",
+                   help="do not rebuild kernels to prove causes (faster; then no vectorization finding is reported)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse or store inspection results")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--fail-on", choices=SEVERITIES, help="lowest severity that fails the run (default info)")
@@ -155,7 +157,7 @@ def _inspect(options: argparse.Namespace) -> int:
         raise UsageError("-a/--arg needs a FILE.py::factory target")
     if not targets and changes is None and not options.only_tilelang:
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
-    jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, only=t.only,
+    jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs, only=t.only,
                 args=args if t.only else {}, cases=config.cases_for(t.path))
             for t in targets]
     with progress_bar(jobs) as on_done:

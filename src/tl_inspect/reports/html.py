@@ -45,6 +45,31 @@ class FindingView:
     cuda: tuple
     doc_href: str
     bits: str
+    cost: str = ""  # "2.93x for the kernel: lanes 16 B apart ..."
+    proof_change: str = ""
+    proof_before: str = ""
+    proof_after: str = ""
+    proof_summary: str = ""  # "16 -> 128 bits, lanes 16 B -> 16 B apart"
+
+
+@dataclass(frozen=True)
+class AccessView:
+    """One row of a kernel page's access table."""
+
+    buffer: str
+    kind: str
+    dtype: str
+    line: int | None
+    cuda: tuple
+    bits: int
+    max_bits: int | None
+    lane_stride: str
+    sectors: str
+    elements_per_thread: int
+    share: str
+    verdict: str
+    cause: str
+    cost: str
 
 
 @dataclass(frozen=True)
@@ -109,6 +134,7 @@ class KernelPage:
     layout_text: str
     warnings: tuple
     findings_total: int
+    accesses: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -212,16 +238,35 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         stray=tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in stray),
         cuda_lines=cuda_lines, layouts=tuple(_layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
+        accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses),
+    )
+
+
+def _access_view(a, cuda_count: int) -> AccessView:
+    cause = a.cause.kind if a.cause else a.reason
+    return AccessView(
+        buffer=a.buffer, kind=a.json_kind, dtype=a.dtype, line=a.line,
+        cuda=tuple(n for n in a.cuda_lines if 0 < n <= cuda_count)[:3], bits=a.bits, max_bits=a.max_bits,
+        lane_stride="" if a.lane_stride_bytes is None else f"{a.lane_stride_bytes} B",
+        sectors=f"{a.request_bytes} B / {a.sectors}" if a.sectors else "",
+        elements_per_thread=a.elements_per_thread, share=f"{100 * a.share:.0f}%", verdict=a.verdict or "",
+        cause=cause or "", cost=f"{a.cost:.2f}x" if a.cost is not None else "",
     )
 
 
 def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
     bits = f"{f.emitted_bits} of {f.expected_bits} bits" if f.expected_bits is not None else ""
+    proof = f.proof
     return FindingView(
         number=number, rule=f.rule, slug=f.slug,
         severity=f.severity if f.severity in SEVERITIES else "info", message=f.message, fix=f.fix,
         line=f.line, end_line=max(f.end_line or f.line, f.line),
         cuda=tuple(n for n in f.cuda_lines if 0 < n <= cuda_count), doc_href=rule_href(f.slug), bits=bits,
+        cost=f"{f.cost.estimate:.2f}x for the kernel: {f.cost.basis}" if f.cost else "",
+        proof_change=proof.change if proof else "", proof_before=proof.cuda_before if proof else "",
+        proof_after=proof.cuda_after if proof else "",
+        proof_summary=(f"{proof.bits_before} → {proof.bits_after} bits, neighbouring threads "
+                       f"{proof.stride_before} B → {proof.stride_after} B apart") if proof else "",
     )
 
 

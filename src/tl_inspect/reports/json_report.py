@@ -29,6 +29,7 @@ def kernel_entries(run: RunResult) -> list[dict]:
                 "findings": [f.as_dict() for f in report.findings],
                 "discovered_as": k.discovered_as,
                 "vector_accesses": k.access_summary(),
+                "accesses": [a.as_dict() for a in k.accesses],
                 **({"ptxas": k.ptxas} if k.ptxas is not None else {}),
             })
     return entries

@@ -100,18 +100,28 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
         text.append(f"CUDA: {plural(len(cuda), 'line')} generated from this statement\n", "magenta")
         body = textwrap.dedent("\n".join(line for _, line in shown_cuda)).splitlines()
         for (number, _), line in zip(shown_cuda, body):
-            if len(line) > MAX_CUDA_WIDTH:
-                line = line[:MAX_CUDA_WIDTH - 1] + "…"
             text.append(f"{number:>{width}} | ", "magenta")
-            text.append(line + "\n")
+            text.append(_clip(line) + "\n")
         if len(cuda) > len(shown_cuda):
             text.append(note, GUTTER)
             text.append(f"… {plural(len(cuda) - len(shown_cuda), 'more CUDA line')} (--html shows them all)\n",
                         "dim")
+    if f.proof is not None:
+        text.append(note, GUTTER)
+        text.append("proof: ", "bold cyan")
+        text.append(f"rebuilt with {f.proof.change}, the access goes from {f.proof.bits_before} to "
+                    f"{f.proof.bits_after} bits, lanes {f.proof.stride_before} B -> {f.proof.stride_after} B apart\n")
+        for label, line in (("before", f.proof.cuda_before), ("after ", f.proof.cuda_after)):
+            text.append(bar + f"   {label} ", GUTTER)
+            text.append(_clip(line) + "\n", "magenta")
     text.append(note, GUTTER)
     text.append("fix: ", "bold green")
     text.append(f.fix + "\n")  # a blank line after each finding
     return text
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_CUDA_WIDTH else line[:MAX_CUDA_WIDTH - 1] + "…"
 
 
 def _totals(run: RunResult, failed: int) -> Text:

@@ -13,26 +13,28 @@ class LaneDependentPredicate(Rule):
 
     What it does
     ------------
-    Finds guarded loops whose guard is true for some lanes of a vector group and false for others:
+    Reports a global access that a bounds check keeps narrow: the check compares each element's
+    index with a bound that is not a multiple of the vector width (a length of 2047, a run-time
+    `N`, a user's `if k < N - 1`), so it is true for some elements of a vector group and false for
+    others, and tilelang moves each element on its own (a serial `*_s` loop, or a thread-strided
+    layout). Most often the check is not in the user's code at all: tilelang adds it from the
+    buffer's length. The message names the check, the bound and the width; a bound that is a
+    multiple of the width is clean (tilelang hoists the check to thread level and keeps `uint4`:
+    N=4104 with 8 x fp16).
 
-    * after `tl.VectorizeLoop`, a serial `*_s` loop (the vectorizer's scalar fallback) whose `if` or
-      `T.if_then_else` condition uses that loop variable, e.g. `if bx * 1024 + tx * 8 + i_s < 2047`
-      inside an 8-wide group. The bounds check is often not in the user's code at all: tilelang adds it
-      when the extent (2047, or a run-time `T.dynamic("N")`) is not a multiple of the vector width;
-    * a `T.Parallel` loop whose own `if` or `T.if_then_else` compares the innermost variable with a
-      bound that is not a multiple of the vector width, which makes the planner pick one lane.
-
-    The finding sits on each load/store statement under the check (on the loop header when lowering
-    rebuilt the statement, as it does around a precision cast) and names the predicate, the bound, the
-    vector width and the fix. A bound that is a multiple of the width is clean: tilelang hoists
-    the check to thread level and keeps the 128-bit accesses (N=4104 with 8 x fp16 lanes).
+    Every verdict of the kernel's accesses is in the JSON and the HTML access table; this rule owns
+    the bounds-check cause, so deselecting it hides these findings without moving them to
+    scalarized-load.
 
     Why is this slow?
     -----------------
-    Every lane is loaded, tested and stored on its own, inside a serial loop. Measured on one H200
-    (shared/facts/h200-impact.md): fp16 add over N=2^28 elements runs at 4153 GB/s; with N=2^28-1 the
-    lane-dependent check makes it scalar and it runs at 1441 GB/s, 2.88x slower, for one missing
-    element.
+    Every lane is tested and moved on its own. Measured on an H200 (docs/gpu-impact.md, narrow
+    accesses): an fp16 add over 2^28 - 1 elements, 8 per thread, runs 2.62x slower than over 2^28
+    (neighbouring threads 16 B apart, 16-bit accesses); with a run-time `N` and no `T.assume`, 2.51x;
+    a user's own check `< N - 1` in front of coalesced accesses, 1.12x; the ragged tail of a
+    fragment `T.copy`, 1.09x. A finding is reported when the kernel-level estimate is 1.10x or more
+    and the proof holds: tl-inspect rebuilt the kernel with the length padded to the vector width
+    (or `T.assume(N % 8 == 0)` for a run-time length) and the same access came out wider.
 
     Example
     -------
@@ -61,9 +63,10 @@ class LaneDependentPredicate(Rule):
 
     References
     ----------
-    * shared/facts/h200-impact.md (N=2^28 vs 2^28-1: 4153 vs 1441 GB/s)
-    * shared/facts/tilelang-0.1.15.md, sections B.2 (LegalizeSafeMemoryAccess adds the check,
-      VectorizeLoop scalarizes into `*_s`), B.6 (N=2048 vs 2047 vs 4104 TIR), G.2 (signature)
+    * docs/gpu-impact.md (the H200 measurements; `benchmarks/gpu_narrow.py` reproduces them)
+    * docs/verdicts.md (verdicts, causes, the cost model, proofs)
+    * tilelang 0.1.15: `tl.LegalizeSafeMemoryAccess` adds the check, `tl.VectorizeLoop` falls back
+      to a serial `*_s` loop when it varies inside a vector group
     """
 
     code = "TLV002"

@@ -1,4 +1,4 @@
-"""TLV001 scalarized-load: a global access emitted narrower than 128 bits where a full vector was possible."""
+"""TLV001 scalarized-load: a global access that measurably costs the kernel, proven by recompiling without its cause."""
 
 from __future__ import annotations
 
@@ -9,77 +9,72 @@ from tl_inspect.rules.vector_findings import emitted_text, plural
 
 
 class ScalarizedLoad(Rule):
-    """Global load or store emitted narrower than 128 bits where the access pattern allowed a full vector.
+    """Global access that measurably costs the kernel, proven by rebuilding the kernel without its cause.
 
     What it does
     ------------
-    Compares the width of every global load and store in the generated CUDA with what the access
-    pattern allows. The footprint of an access across one thread block decides whether a 128-bit
-    access was possible (aligned runs of contiguous elements: 8 x fp16, 4 x fp32, 16 x fp8); the index
-    expressions decide why the compiler emitted fewer lanes:
+    Every global load and store of the generated CUDA gets a verdict (see docs/verdicts.md): how
+    many bits it moves against the widest its pattern allows, how far apart neighbouring threads'
+    addresses are, how many elements each thread moves, and what that costs on an H200. This rule
+    reports an access when all of these hold:
 
-    * one or two elements per thread (`T.Parallel(128)` over 128 threads, a `T.copy` tile that does not
-      split into 8-element groups per thread, consecutive elements indexed by `threadIdx` itself);
-    * a strided or transposed index, in the access itself or in any other access of the same loop,
-      including shared memory read in transposed order: the vectorizer picks one width per loop;
-    * an index that is not affine in the innermost loop variable (`A[(i * 5) % 1024]`, `A[i // 2]`);
-    * an offset or a row length that breaks 16-byte alignment (`A[bx * 1024 + i + 1]`, rows of 4095
-      fp16 elements, rows of run-time length `N` in a 2-D kernel);
-    * a per-thread `T.serial` loop over contiguous elements (never vectorized);
-    * a fragment whose layout an earlier, unvectorized loop fixed;
-    * a store in the same `T.Parallel` loop whose index does not advance with the lane (reported by
-      invariant-index-store when that rule runs).
+    * its cost, weighed by its share of the kernel's global bytes, slows the kernel by 1.10x or more;
+    * its cause is one this rule owns: one or two elements per thread, a transposed walk
+      (neighbouring threads a row apart), an offset or a row length off the vector boundary, a
+      per-thread `T.serial` loop over contiguous elements, a layout fixed by `T.annotate_layout`
+      or by an earlier loop;
+    * the proof holds: tl-inspect rebuilt the kernel with that one cause removed (rows padded,
+      offset aligned, fewer threads, loop order swapped, `T.vectorized`, annotation dropped),
+      lowered it again, and the same access came out wider or coalesced. The finding shows the
+      change and the CUDA line of the access before and after.
 
-    A statement that lowering rebuilds (a cast split into copy loops) is reported on its loop header.
-
-    Accesses that cannot be wider stay silent: one element per block (`Y[bx] = s[0]`), a column read
-    or a gather, an access that moves less than 1/8 of the bytes of the kernel's largest access (per-row
-    statistics, group scales), the 64-bit store of an fp32 -> fp16 cast (capped at 4 lanes by the
-    cast, tilelang-0.1.15 facts H.1), and accesses through a fragment whose layout a tile op fixes
-    (a `T.gemm` accumulator, a `T.reduce_*` output). Where the cause is a lane-dependent bounds check
-    or an invariant-index store, only that rule reports the statement.
+    Width alone is never reported: 64-bit accesses, 64-bit fp8 stores, 32-bit coalesced loads
+    measured as fast as 128-bit ones. Bounds checks (lane-dependent-predicate) and read-modify-write
+    stores (invariant-index-store) are owned by their rules, whatever the selection.
 
     Why is this slow?
     -----------------
-    A memory-bound kernel moves the same bytes with up to 8x more memory instructions (a 128-bit access
-    carries 16 fp8, 8 fp16 or 4 fp32 elements). Measured on one H200
-    (shared/facts/h200-impact.md): fp16 add over 2^28 elements runs at 4153 GB/s with 8 elements per
-    thread (`uint4`) and at 2098 GB/s with `T.Parallel(threads)`, one element per thread (1.98x).
-    The vectorizer picks one width per loop (tilelang-0.1.15 facts B.2, G.1), so a single misaligned
-    or transposed access (`A[bx * 1024 + i + 1]`) scalarizes every access of that loop, aligned
-    ones included (facts I); rows whose length is not a multiple of the vector width drop the whole
-    loop to one element per thread (facts I).
+    Coalescing and work per thread decide the cost, not vector width (docs/gpu-impact.md, narrow
+    accesses, measured on an H200 against the same kernel without the cause):
+
+    * a KV-cache append storing into a cache with tokens innermost: neighbouring threads 32 KiB
+      apart, 6.59x; 8 contiguous fp16 per thread walked by a `T.serial` loop: 4.08x;
+    * one element per thread (`T.Parallel(256)` over 256 threads): 2.01x;
+    * coalesced 16-bit accesses: rows of 4095 fp16 1.22x, a thread-strided `T.annotate_layout` 1.10x,
+      an offset of one element 1.09x.
 
     Example
     -------
     ```python
-    for i in T.Parallel(128):                # with threads=128: one fp16 per thread
-        C[bx * 128 + i] = A[bx * 128 + i] + B[bx * 128 + i]
+    for t, d in T.Parallel(block_t, D):      # Cache laid out [heads, D, S]: tokens innermost
+        Cache[h, d, pos + bt * block_t + t] = K[bt * block_t + t, h, d]
     ```
 
     Use instead
     -----------
     ```python
-    for i in T.Parallel(1024):               # with threads=128: 8 contiguous fp16 per thread, uint4
-        C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
+    k_reg = T.alloc_fragment((block_t, D), T.bfloat16)
+    tile = T.alloc_shared((D, block_t), T.bfloat16)
+    T.copy(K[bt * block_t:(bt + 1) * block_t, h, 0:D], k_reg)
+    for t, d in T.Parallel(block_t, D):      # transpose in shared memory
+        tile[d, t] = k_reg[t, d]
+    T.copy(tile, Cache[h, 0:D, pos + bt * block_t:pos + (bt + 1) * block_t])   # TMA store
     ```
-    Pad rows to a multiple of the vector width (or, for a run-time row length that always is one,
-    state it with `T.assume(N % 8 == 0)`, which restores `uint4` in tilelang 0.1.15), transpose inside
-    shared memory and move tiles with `T.copy`, keep offsets 16-byte aligned, and write per-thread
-    loops as `T.vectorized`.
+    Give each thread 8 contiguous fp16 (a tile of threads x 8 elements), pad rows to a multiple of
+    the vector width (or state `T.assume(N % 8 == 0)` for a run-time length that always is one),
+    keep offsets 16-byte aligned, and write per-thread loops as `T.vectorized`.
 
     References
     ----------
-    * shared/facts/h200-impact.md (H200 bandwidth with and without 128-bit accesses)
-    * shared/facts/tilelang-0.1.15.md, sections B.2 (vector width planner), G.1 (scalar access
-      signatures), H.1 (fp32 -> fp16 cast cap), I (misaligned rows, partial vectorization)
+    * docs/gpu-impact.md (the H200 measurements; `benchmarks/gpu_narrow.py` reproduces them)
+    * docs/verdicts.md (verdicts, the closed list of causes, the cost model, proofs)
     """
 
     code = "TLV001"
     slug = "scalarized-load"
     severity = "warning"
     kind = "ir"
-    fix = "Make the access contiguous, 16-byte aligned and at least 128 bits per thread"
+    fix = "Give each thread contiguous, 16-byte aligned elements, with neighbouring threads on neighbouring ones"
 
     BAD = [
         Example('''
