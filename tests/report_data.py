@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tl_inspect import __version__
-from tl_inspect.model import Finding, KernelReport, RunResult
+from tl_inspect.model import Cost, Finding, KernelReport, Proof, RunResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SNAPSHOTS = os.path.join(ROOT, "tests", "snapshots")
@@ -99,7 +99,10 @@ def findings_for(kernel) -> tuple:
                     "C, A and B are accessed 16 bits at a time where 128-bit accesses were possible",
                     "Make N a multiple of 8 (2047 -> 2048)", kernel.file, 15, kernel=kernel.name,
                     cuda_lines=kernel.cuda_lines_for([15]), expected_bits=128, emitted_bits=16, col=17,
-                    evidence=("C[...] = (A[...] + B[...]);",)),
+                    evidence=("C[...] = (A[...] + B[...]);",),
+                    cost=Cost(2.93, "lanes 16 B apart: 2.93x; this access moves 100% of the kernel's bytes"),
+                    proof=Proof("the length 2047 padded to 2048 (a multiple of 8)", "C[tx * 8 + i_s] = A[tx * 8 + i_s];",
+                                "uint4 v_ = *(uint4*)(A + tx * 8);", 16, 128, 16, 16)),
         )
     if kernel.name == HOSTILE_KERNEL:
         return (
