@@ -57,6 +57,7 @@ class UnusedSuppression:
     kind: ClassVar[str] = "suppression"
     fix: ClassVar[str] = "delete the unused suppression"
     yields_to: ClassVar[tuple] = ()
+    default: ClassVar[bool] = True
     BAD: ClassVar[list] = []
     GOOD: ClassVar[list] = []
     # the same documentation accessors as a registered rule (the class is not registered: it has no check)

@@ -98,6 +98,9 @@ class Rule:
     # slugs of rules that name the root cause; a finding of this rule on a line where one of them also
     # fired is dropped, so each statement is reported once, under its cause
     yields_to: ClassVar[tuple] = ()
+    # False for a rule that runs only when a selector names it (`--extend-select`, `--select`): what it
+    # reports is not worth failing a run by default (a cost under 1.10x, a compiler's own heuristic)
+    default: ClassVar[bool] = True
     BAD: ClassVar[list] = []
     GOOD: ClassVar[list] = []
 
