@@ -114,6 +114,10 @@ class IRFunc:
     buffers: dict  # name -> BufferInfo
     body: tuple
     script: str = field(default="", repr=False)
+    # device kernels only: launch extent per thread tag ("blockIdx.y" -> Expr), and the bytes of dynamic
+    # shared memory every launch requests
+    launch: dict = field(default_factory=dict)
+    dyn_shared_bytes: int = 0
 
     def scope_of(self, buffer: str) -> str:
         info = self.buffers.get(buffer)
