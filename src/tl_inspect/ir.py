@@ -161,6 +161,21 @@ def stmt_line(stmt, ancestors=()) -> int | None:
     return None
 
 
+def own_exprs(stmt) -> tuple:
+    """The expressions a statement evaluates itself, not those of the statements nested in it."""
+    if isinstance(stmt, Store):
+        return stmt.indices + (stmt.value,)
+    if isinstance(stmt, Eval):
+        return (stmt.expr,)
+    if isinstance(stmt, If):
+        return (stmt.cond,)
+    if isinstance(stmt, For):
+        return (stmt.min, stmt.extent)
+    if isinstance(stmt, (Let, Attr)):
+        return (stmt.value,)
+    return ()
+
+
 # ---------------------------------------------------------------- expressions
 
 def subexprs(expr) -> Iterator[Expr]:
