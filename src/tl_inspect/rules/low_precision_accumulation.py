@@ -73,8 +73,8 @@ class LowPrecisionAccumulation(Rule):
     ## References
     - tl-inspect H200 measurements (docs/gpu-impact.md, `benchmarks/gpu_rules.py`): the table above.
     - The TileLang book's RoPE and norm chapters: "compute in fp32, cast on write-back".
-    - tilelang's reduce lowering (`src/op/reduce.cc`): the clear buffer `<out>_clear` takes the output's
-      dtype.
+    - tilelang 0.1.15 reduce lowering (`src/backend/common/op/reduce.h`): the buffer `<out>_clear` that
+      the partial sums go into is declared with the output's dtype.
     """
 
     code = "TLV007"
