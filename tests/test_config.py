@@ -10,10 +10,12 @@ import pytest
 from tl_inspect.cli import main
 from tl_inspect.config import Config, ConfigError, find_config, load_config, resolve_settings
 
-# selection needs only a code and a slug; these stand for rules without compiling anything
-RULES = [SimpleNamespace(code="TLV001", slug="scalarized-load"),
-         SimpleNamespace(code="TLV002", slug="lane-dependent-predicate"),
-         SimpleNamespace(code="TLV101", slug="missing-clear")]
+# selection needs only a code, a slug and whether the rule is on by default; these stand for rules
+# without compiling anything
+RULES = [SimpleNamespace(code="TLV001", slug="scalarized-load", default=True),
+         SimpleNamespace(code="TLV002", slug="lane-dependent-predicate", default=True),
+         SimpleNamespace(code="TLV101", slug="missing-clear", default=True),
+         SimpleNamespace(code="TLV102", slug="tilelang-warning", default=False)]
 
 
 def write_pyproject(folder, body: str) -> str:
@@ -122,6 +124,15 @@ def test_defaults_without_a_file():
     settings = resolve_settings(Config(), RULES)
     assert codes(settings) == ["TLV001", "TLV002", "TLV101"]
     assert (settings.arch, settings.jobs, settings.timeout, settings.fail_on) == ("sm_90", 0, None, "info")
+
+
+def test_a_rule_off_by_default_runs_only_when_a_selector_names_it(tmp_path):
+    assert codes(resolve_settings(Config(), RULES, extend_select="tilelang-warning")) == [
+        "TLV001", "TLV002", "TLV101", "TLV102"]
+    assert codes(resolve_settings(Config(), RULES, select="TLV1")) == ["TLV101", "TLV102"]
+    config = load_config(write_pyproject(tmp_path, '[tool.tl-inspect]\nextend-select = ["TLV102"]\n'), RULES)
+    assert codes(resolve_settings(config, RULES)) == ["TLV001", "TLV002", "TLV101", "TLV102"]
+    assert codes(resolve_settings(config, RULES, ignore="tilelang-warning")) == ["TLV001", "TLV002", "TLV101"]
 
 
 @pytest.mark.parametrize("flags,expected", [

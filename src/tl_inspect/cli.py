@@ -98,7 +98,8 @@ def all_rules() -> list:
 
 def _list_rules() -> int:
     for rule in all_rules():
-        print(f"{rule.code}  {rule.slug:28} {rule.severity:8} {rule.summary()}")
+        opt_in = "" if rule.default else " (off by default)"
+        print(f"{rule.code}  {rule.slug:28} {rule.severity:8} {rule.summary()}{opt_in}")
     return EXIT_CLEAN
 
 

@@ -116,6 +116,10 @@ class IRFunc:
     buffers: dict  # name -> BufferInfo
     body: tuple
     script: str = field(default="", repr=False)
+    # device kernels only: launch extent per thread tag ("blockIdx.y" -> Expr), and the bytes of dynamic
+    # shared memory every launch requests
+    launch: dict = field(default_factory=dict)
+    dyn_shared_bytes: int = 0
 
     def scope_of(self, buffer: str) -> str:
         info = self.buffers.get(buffer)
@@ -157,6 +161,21 @@ def stmt_line(stmt, ancestors=()) -> int | None:
         if getattr(anc, "line", None):
             return anc.line
     return None
+
+
+def own_exprs(stmt) -> tuple:
+    """The expressions a statement evaluates itself, not those of the statements nested in it."""
+    if isinstance(stmt, Store):
+        return stmt.indices + (stmt.value,)
+    if isinstance(stmt, Eval):
+        return (stmt.expr,)
+    if isinstance(stmt, If):
+        return (stmt.cond,)
+    if isinstance(stmt, For):
+        return (stmt.min, stmt.extent)
+    if isinstance(stmt, (Let, Attr)):
+        return (stmt.value,)
+    return ()
 
 
 # ---------------------------------------------------------------- expressions

@@ -26,7 +26,8 @@ def check_selectors(rules: list, selectors: list[str]) -> None:
 
 
 def select_rules(rules: list, select=None, ignore=None, extend_select=None, base=None) -> list:
-    """Rules chosen by `select` (default: `base`, else all), plus `extend_select`, minus `ignore`.
+    """Rules chosen by `select` (default: `base`, else every rule on by default), plus `extend_select`,
+    minus `ignore`.
 
     `base` is the selection of an earlier layer (the configuration file under command-line flags)."""
     select, ignore, extend = parse_list(select), parse_list(ignore), parse_list(extend_select)
@@ -34,6 +35,6 @@ def select_rules(rules: list, select=None, ignore=None, extend_select=None, base
     if select:
         chosen = [r for r in rules if any(matches(r, s) for s in select)]
     else:
-        chosen = list(rules if base is None else base)
+        chosen = [r for r in rules if r.default] if base is None else list(base)
     chosen += [r for r in rules if r not in chosen and any(matches(r, s) for s in extend)]
     return [r for r in chosen if not any(matches(r, s) for s in ignore)]

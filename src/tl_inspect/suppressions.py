@@ -56,6 +56,7 @@ class UnusedSuppression:
     severity: ClassVar[str] = "warning"
     kind: ClassVar[str] = "suppression"
     fix: ClassVar[str] = "delete the unused suppression"
+    default: ClassVar[bool] = True
     BAD: ClassVar[list] = []
     GOOD: ClassVar[list] = []
     # the same documentation accessors as a registered rule (the class is not registered: it has no check)

@@ -174,7 +174,11 @@ def convert_func(name: str, func: tirx.PrimFunc, spans: SpanFilter) -> ir.IRFunc
     for buf in func.buffer_map.values():
         conv.buffer(buf)
     body = conv.body(func.body)
-    return ir.IRFunc(name=name, buffers=dict(conv.buffers), body=body, script=func.script())
+    attrs = func.attrs or {}
+    launch = {str(tag): expr(extent) for tag, extent in (attrs.get("thread_extent") or {}).items()}
+    dyn_shared = attrs.get("dyn_shared_memory_buf")
+    return ir.IRFunc(name=name, buffers=dict(conv.buffers), body=body, script=func.script(), launch=launch,
+                     dyn_shared_bytes=int(dyn_shared) if dyn_shared is not None else 0)
 
 
 def convert_module(stage: str, mod, spans: SpanFilter) -> ir.Snapshot:

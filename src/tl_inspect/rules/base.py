@@ -97,6 +97,9 @@ class Rule:
     severity: ClassVar[str]  # "error" | "warning" | "info"
     kind: ClassVar[str]  # "source" | "ir" | "codegen"
     fix: ClassVar[str]  # default fix title
+    # False for a rule that runs only when a selector names it (`--extend-select`, `--select`): what it
+    # reports is not worth failing a run by default (a cost under 1.10x, a compiler's own heuristic)
+    default: ClassVar[bool] = True
     BAD: ClassVar[list] = []
     GOOD: ClassVar[list] = []
 
