@@ -46,7 +46,8 @@ def _assert_exact_findings(result, text):
         for finding in check_kernel(kernel, text, RULES):
             assert os.path.samefile(finding.file, result.path), finding
             found.setdefault(finding.slug, set()).add(finding.line)
-            produced = {kernel.line_map[c - 1] for c in finding.cuda_lines}
+            # a statement lowering rebuilt without its span (a store at a run-time offset) maps to no line
+            produced = {kernel.line_map[c - 1] for c in finding.cuda_lines} - {None}
             span = set(range(finding.line, (finding.end_line or finding.line) + 1))
             assert produced <= span, f"{finding}: CUDA lines {finding.cuda_lines} come from lines {produced}"
     for slug in {r.slug for r in RULES}:

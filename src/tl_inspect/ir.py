@@ -189,15 +189,20 @@ def subexprs(expr) -> Iterator[Expr]:
     while stack:
         node = stack.pop()
         yield node
-        if node[0] in ("var", "int", "float", "other"):
-            continue
-        operands = []
-        for item in node[1:]:
-            if isinstance(item, tuple) and item and isinstance(item[0], str):
-                operands.append(item)
-            elif isinstance(item, tuple):
-                operands.extend(sub for sub in item if isinstance(sub, tuple) and sub)
-        stack.extend(reversed(operands))
+        stack.extend(reversed(operands(node)))
+
+
+def operands(expr) -> list:
+    """The direct sub-expressions of an expression, in order (a load's indices, a call's arguments)."""
+    if expr[0] in ("var", "int", "float", "other"):
+        return []
+    out = []
+    for item in expr[1:]:
+        if isinstance(item, tuple) and item and isinstance(item[0], str):
+            out.append(item)
+        elif isinstance(item, tuple):
+            out.extend(sub for sub in item if isinstance(sub, tuple) and sub)
+    return out
 
 
 def vars_of(expr) -> set:

@@ -102,6 +102,7 @@ class Access:
     request_bytes: int = 0  # bytes one warp instruction moves (the first warp, every loop at 0)
     sectors: int = 0  # 32-byte sectors that instruction touches
     elements_per_thread: int = 1  # elements one thread moves through this access in one launch
+    thread_run_bytes: int = 0  # the longest run of contiguous bytes one thread walks through its loops
     block_bytes: int = 0  # bytes this access moves per thread block
     guard: tuple | None = None  # (condition, bound) of a lane-varying bounds check the access sits under
     serial_var: str = ""  # the scalar fallback loop (`i_s`) the access sits in
@@ -147,6 +148,7 @@ class Access:
             "line": self.line, "cuda_lines": list(self.cuda_lines), "bits": self.bits,
             "max_bits": self.max_bits, "lane_stride_bytes": self.lane_stride_bytes,
             "request_bytes": self.request_bytes, "sectors": self.sectors,
+            "thread_run_bytes": self.thread_run_bytes,
             "elements_per_thread": self.elements_per_thread, "verdict": self.verdict,
             "cause": self.cause.kind if self.cause else None, "reason": self.reason or None,
             "cost": self.cost, "share": round(self.share, 4),

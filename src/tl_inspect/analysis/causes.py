@@ -47,6 +47,7 @@ INHERENT_REASONS = {
     "atomic": "an atomic update",
     "sparse": "the block touches no aligned run of contiguous elements (a column or a strided gather)",
     "cast-cap": "a precision conversion caps the loop at this width",
+    "tile-op-layout": "it moves a fragment whose layout a T.gemm or T.reduce_* fixes (an MMA accumulator)",
 }
 
 
@@ -133,6 +134,8 @@ class UnitPlan:
             return "gather"
         if self.potential_lanes(ref) == 1:
             return "sparse"
+        if any(name in self.facts.bound_fragments for name, _ in self.unit.fragment_refs):
+            return "tile-op-layout"
         return None
 
     def causes(self, ref: MemRef, access: Access, width: int) -> list:
@@ -306,7 +309,12 @@ class UnitPlan:
                 if all(c.row != cause.row for c in rows):
                     rows.append(cause)
                 continue
-            problem = misalignment(poly, self.inner, lanes)
+            # terms of the unit's other loop variables and of the thread indices spread the work over
+            # threads (a thread owning 4 elements starts at `i * 4`); only what is the same for the whole
+            # block offsets an access
+            spread = {v for v, _ in self.unit.loops} | set(self.facts.thread_vars)
+            offsets = {term: coeff for term, coeff in poly.items() if not set(term) & spread or self.inner in term}
+            problem = misalignment(offsets, self.inner, lanes)
             if problem is not None:
                 term, coeff = problem
                 offset = " * ".join(term + ((str(coeff),) if coeff != 1 or not term else ()))
@@ -323,7 +331,9 @@ class UnitPlan:
             return self._explicit_thread_causes(width)
         threads = self.facts.threads
         total = product(e for _, e in unit.loops)
-        if not total or (unit.kind == "parallel" and total % threads) or total % (threads * width) == 0:
+        if not total or total % (threads * width) == 0:
+            return []
+        if unit.kind == "parallel" and total > threads and total % threads:
             return []  # a ragged loop is finished by a bounds check, judged as a predicate
         return [Cause("few-per-thread", width=width, loop=unit.header, loop_line=unit.line, threads=threads,
                       elements=count(total / threads))]

@@ -121,7 +121,7 @@ def _expr_accesses(exprs, guarded: bool = False):
             yield from _expr_accesses((expr[1],), guarded)
             yield from _expr_accesses(expr[2:], True)
         elif head != "call":
-            yield from _expr_accesses(_children(expr), guarded)
+            yield from _expr_accesses(ir.operands(expr), guarded)
         elif expr[1] == "tirx.if_then_else":
             yield from _expr_accesses(expr[2][:1], guarded)
             yield from _expr_accesses(expr[2][1:], True)
@@ -190,15 +190,3 @@ def _tile_op_accesses(call):
 
 def _is_false(args, index: int) -> bool:
     return index < len(args) and ir.int_value(args[index]) == 0
-
-
-def _children(expr) -> list:
-    if expr[0] in ("var", "int", "float", "other"):
-        return []
-    out = []
-    for item in expr[1:]:
-        if isinstance(item, tuple) and item and isinstance(item[0], str):
-            out.append(item)
-        elif isinstance(item, tuple):
-            out.extend(sub for sub in item if isinstance(sub, tuple) and sub)
-    return out

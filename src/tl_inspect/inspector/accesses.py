@@ -12,6 +12,7 @@ instruction by the trip counts of the loops around it."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -24,6 +25,7 @@ LANE_TAG = "threadIdx.x"
 SCALARIZED_SUFFIX = "_s"
 WARP_SIZE = 32
 SECTOR_BYTES = 32
+RUN_ENUMERATION_LIMIT = 1 << 16
 
 
 class _DeviceFunc:
@@ -101,6 +103,26 @@ class _DeviceFunc:
             shared[load] = ("int", 0)
         return _replace(flat, shared) if shared else flat
 
+    def thread_run(self, buffer: str, indices: tuple, dtype: str, lanes: int, loops: tuple) -> int:
+        """The longest run of contiguous bytes thread 0 walks through this access over its loops."""
+        flat = self.address(buffer, indices)
+        if flat is None or any(extent is None for _, extent in loops) or math.prod(
+                extent for _, extent in loops) > RUN_ENUMERATION_LIMIT:
+            return 0
+        env = {v: 0 for v in self.block_vars} | {v: 0 for v, _ in self.thread_axes.values()}
+        for k, (var, extent) in enumerate(loops):
+            shape = [1] * len(loops)
+            shape[k] = extent
+            env[var] = np.arange(extent, dtype=np.int64).reshape(shape)
+        try:
+            starts = np.unique(np.asarray(ir.evaluate(flat, env, default=0), dtype=np.int64).ravel())
+        except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+            return 0
+        elements = np.unique((starts[:, None] + np.arange(lanes)).ravel())
+        breaks = np.flatnonzero(np.diff(elements) != 1)
+        runs = np.diff(np.concatenate(([-1], breaks, [len(elements) - 1])))
+        return int(runs.max()) * ir.dtype_bits(dtype) // 8 if len(runs) else 0
+
     def lane_stride(self, buffer: str, indices: tuple, dtype: str) -> int | None:
         """Bytes between the elements threads x = 0 and x = 1 access; None when the index is loaded."""
         flat = self.address(buffer, indices)
@@ -127,6 +149,8 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
         for stmt, ancestors in ir.walk(func.body):
             line = ir.stmt_line(stmt, ancestors)
             trips = _trips(ancestors)
+            loops = tuple((a.var, ir.int_value(a.extent)) for a in ancestors
+                          if isinstance(a, ir.For) and a.kind != "thread_binding")
             if isinstance(stmt, ir.Eval):
                 access = _call_access(dev, stmt, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
                 if access:
@@ -144,13 +168,13 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
                            and a.var.endswith(SCALARIZED_SUFFIX) and a.kind == "serial"), "")
             if isinstance(stmt, ir.Store) and func.scope_of(stmt.buffer) == "global":
                 found.append(_access(dev, "store", stmt.buffer, stmt.dtype, stmt.indices, line, lines_naming,
-                                     trips, _lane_varying(dev, guards, ancestors), serial))
+                                     trips, _lane_varying(dev, guards, ancestors), serial, loops))
             selects = select_conds(read)
             for load in ir.loads_of(read):
                 if func.scope_of(load[1]) == "global":
                     own = guards + [c for c in selects if _selects_load(read, c, load)]
                     found.append(_access(dev, "load", load[1], load[3], load[2], line, lines_naming, trips,
-                                         _lane_varying(dev, own, ancestors), serial))
+                                         _lane_varying(dev, own, ancestors), serial, loops))
     return tuple(found)
 
 
@@ -240,7 +264,7 @@ def _call_access(dev: _DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: di
             target = call[2][0]
         if target is None or func.scope_of(target[1]) != "global":
             return None
-        access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, "")
+        access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, "", ())
         return Access(**{**access.__dict__, "atomic": True})
     return None
 
@@ -253,7 +277,7 @@ def _pointer(expr):
 
 
 def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard,
-            serial: str) -> Access:
+            serial: str, loops: tuple) -> Access:
     lanes = ir.dtype_lanes(dtype)
     element = ir.element_dtype(dtype)
     elements = lanes * trips
@@ -266,6 +290,7 @@ def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, 
         cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
         lane_stride_bytes=stride, elements_per_thread=elements,
         block_bytes=elements * readers * ir.dtype_bits(element) // 8, guard=guard, serial_var=serial,
+        thread_run_bytes=dev.thread_run(buffer, indices, element, lanes, loops),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tl_inspect.model import Cause
 from tl_inspect.rules import vector_findings
 from tl_inspect.rules.base import Example, Rule, RuleContext
-from tl_inspect.rules.vector_findings import emitted_text, plural
+from tl_inspect.rules.vector_findings import article, emitted_text, plural
 
 
 class ScalarizedLoad(Rule):
@@ -259,14 +259,15 @@ def cause_text(cause: Cause) -> str:
                 f"threads step through (a transposed walk)")
     if kind == "misaligned-offset":
         if cause.offset_value is not None:
-            return (f"{cause.index} starts {plural(cause.offset_value % cause.width, 'element')} past a "
-                    f"{cause.width}-element boundary, so no {cause.width}-element group is aligned")
+            return (f"{cause.index} starts {plural(cause.offset_value % cause.width, 'element')} past "
+                    f"{article(cause.width)} {cause.width}-element boundary, so no {cause.width}-element group is "
+                    f"aligned")
         return (f"{cause.index} starts at the run-time offset {cause.offset}, which the compiler cannot prove "
                 f"to be a multiple of {cause.width}")
     if kind == "misaligned-rows":
         if cause.row_value is not None:
             return (f"rows of {cause.buffer} hold {cause.row} elements, not a multiple of {cause.width}, so most "
-                    f"rows start off a {cause.width}-element boundary")
+                    f"rows start off {article(cause.width)} {cause.width}-element boundary")
         return (f"rows of {cause.buffer} have the run-time length {cause.row}, which the compiler cannot prove "
                 f"to be a multiple of {cause.width}")
     if kind == "serial-loop":
