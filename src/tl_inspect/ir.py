@@ -49,6 +49,7 @@ class For:
     body: tuple
     line: int | None = None
     has_parallel_layout: bool = False
+    thread: str = ""  # the thread tag a thread_binding loop binds: "blockIdx.x", "threadIdx.x"
 
 
 @dataclass(frozen=True)

@@ -112,9 +112,11 @@ class Access:
     max_bits: int | None = None  # widest this access could have
     verdict: str | None = None  # one of VERDICTS
     cause: Cause | None = None
+    causes: tuple = ()  # every cause found, the primary first: a proof tries them in turn
     reason: str = ""  # why an `inherent` access cannot be wider
     cost: float | None = None  # slowdown of this access against its vector form
     cost_basis: str = ""
+    cost_after: float | None = None  # what it still costs in the kernel rebuilt without its cause
     share: float = 0.0  # its fraction of the kernel's global bytes
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)
     kernel_cost: float | None = None  # the kernel's slowdown from this access's cause instance

@@ -130,8 +130,6 @@ class UnitPlan:
             return "gather"
         if self.inner is None or self.inner not in ir.vars_of(ref.flat):
             return "one-per-block" if not self.unit.loops else "broadcast"
-        if any(not fixable for _, fixable in self._limiters()):
-            return "gather"
         if self.potential_lanes(ref) == 1:
             return "sparse"
         if any(name in self.facts.bound_fragments for name, _ in self.unit.fragment_refs):

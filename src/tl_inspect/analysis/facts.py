@@ -71,6 +71,7 @@ class KernelFacts:
         frontend = kernel.snapshot(STAGE_FRONTEND)
         self.func = frontend.func() if frontend else None
         self.thread_vars: dict[str, int] = {}
+        self.thread_tags: dict[str, str] = {}
         self.block_vars: set[str] = set()
         self.lets: dict[str, tuple] = {}
         # fragments whose layout a tile op fixes (MMA operands, reduction outputs): what each thread
@@ -99,6 +100,10 @@ class KernelFacts:
                     self.thread_vars[stmt.var] = 1
                 else:
                     self.lets[stmt.var] = value
+            elif isinstance(stmt, ir.For) and stmt.kind == "thread_binding" and stmt.thread.startswith("threadIdx"):
+                # `T.thread_binding(0, 128, thread="threadIdx.x")` inside the kernel: a thread index too
+                self.thread_vars[stmt.var] = int_or_none(stmt.extent) or 1
+                self.thread_tags[stmt.var] = stmt.thread
             elif isinstance(stmt, ir.For) and stmt.kind == "thread_binding":
                 self.block_vars.add(stmt.var)
             elif isinstance(stmt, ir.Block):
@@ -114,7 +119,7 @@ class KernelFacts:
                 self.bound_fragments |= {b for b in fixed if self.func.scope_of(b).startswith("local")}
         extents = _thread_extents(self.kernel)
         for name in self.thread_vars:
-            self.thread_vars[name] = extents.get(name, 1)
+            self.thread_vars[name] = extents.get(name, self.thread_vars[name])
         if not any(v > 1 for v in self.thread_vars.values()):
             sizes = [lay.thread_size for lay in self.kernel.layouts if lay.thread_size]
             if sizes and self.thread_vars:
@@ -122,6 +127,12 @@ class KernelFacts:
 
     @property
     def threads(self) -> int:
+        """Threads per block, as launched (a `T.thread_binding` inside `T.Kernel` re-binds the same index)."""
+        device = self.kernel.snapshot(STAGE_DEVICE)
+        launched = [ir.int_value(extent) for func in (device.funcs if device else ())
+                    for tag, extent in func.launch.items() if tag.startswith("threadIdx")]
+        if launched and all(launched):
+            return math.prod(launched)
         return math.prod(self.thread_vars.values()) or 1
 
     def _visit(self, stmts, outer: tuple) -> None:

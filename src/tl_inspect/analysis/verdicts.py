@@ -60,10 +60,10 @@ def judge(kernel: KernelArtifact) -> tuple:
     total = sum(a.block_bytes for a, _ in accesses) or 1
     judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total))
               for a, match in accesses]
-    return group(judged)
+    return regroup(judged)
 
 
-def group(accesses) -> tuple:
+def regroup(accesses) -> tuple:
     """Number the cause instances (accesses that one change would fix share a group) and give each
     access its instance's kernel-level slowdown."""
     keys: dict = {}
@@ -96,18 +96,18 @@ def cause_key(cause: Cause) -> tuple:
     }.get(cause.kind, (cause.loop_line, cause.buffer))
 
 
-def with_proof(access: Access, proof) -> Access:
-    """The access once its cause was tried: costly when the rebuilt kernel shows it improve."""
-    if proof is None:
-        return access
-    improved = proof.bits_after > proof.bits_before or (
+def improved(proof) -> bool:
+    """Whether the rebuilt kernel moved the access wider, or with neighbouring threads closer."""
+    return proof.bits_after > proof.bits_before or (
         proof.stride_after is not None and proof.stride_before is not None
         and proof.stride_after < proof.stride_before)
-    if not improved:
-        return access
-    # what the rebuilt kernel emitted is what the pattern allowed, whatever the footprint suggested
-    return dataclasses.replace(access, verdict="costly", proof=proof, max_bits=max(access.max_bits or 0,
-                                                                                 proof.bits_after))
+
+
+def with_proof(access: Access, cause: Cause, proof, cost_after: float) -> Access:
+    """The access once a rebuilt kernel without `cause` showed it improve: costly, owned by the cause
+    that proved out, and as wide as the rebuilt kernel emitted it."""
+    return dataclasses.replace(access, verdict="costly", cause=cause, proof=proof, cost_after=cost_after,
+                               max_bits=max(access.max_bits or 0, proof.bits_after))
 
 
 def _judge_one(facts, match, access: Access) -> Access:
@@ -145,7 +145,7 @@ def _judge_one(facts, match, access: Access) -> Access:
     causes = plan.causes(ref, access, width)
     if not causes:
         return dataclasses.replace(access, verdict="unexplained")
-    return dataclasses.replace(access, verdict="unproven", cause=causes[0])
+    return dataclasses.replace(access, verdict="unproven", cause=causes[0], causes=tuple(causes))
 
 
 def _placed(kernel: KernelArtifact, facts, access: Access) -> Access:

@@ -36,12 +36,15 @@ class _DeviceFunc:
         self.lane_var = None
         self.threads = 1
         self.thread_axes: dict[str, tuple] = {}  # "threadIdx.x" -> (variable, extent)
+        self.aliases: dict[str, str] = {}  # a second launch of a thread index (`T.thread_binding`) -> the first
         self.block_vars: set[str] = set()
         self.lets: dict = {}
         for stmt, _ in ir.walk(func.body):
             if isinstance(stmt, ir.Attr) and stmt.key == "thread_extent":
                 extent = ir.int_value(stmt.value) or 1
-                if stmt.tag.startswith("threadIdx"):
+                if stmt.tag.startswith("threadIdx") and stmt.tag in self.thread_axes:
+                    self.aliases[stmt.node] = self.thread_axes[stmt.tag][0]
+                elif stmt.tag.startswith("threadIdx"):
                     self.threads *= extent
                     self.thread_axes[stmt.tag] = (stmt.node, extent)
                     if stmt.tag == LANE_TAG:
@@ -82,7 +85,10 @@ class _DeviceFunc:
         return lanes * size, len(touched)
 
     def resolve(self, expr, depth: int = 0):
-        """`expr` with `let`-bound names replaced by their values (a few levels deep)."""
+        """`expr` with `let`-bound names replaced by their values (a few levels deep), and every launch
+        of a thread index named as its first."""
+        if self.aliases and ir.vars_of(expr) & self.aliases.keys():
+            expr = ir.substitute(expr, {alias: ("var", first) for alias, first in self.aliases.items()})
         if depth > 6 or not self.lets or not (ir.vars_of(expr) & self.lets.keys()):
             return expr
         return self.resolve(ir.substitute(expr, self.lets), depth + 1)
@@ -122,6 +128,14 @@ class _DeviceFunc:
         breaks = np.flatnonzero(np.diff(elements) != 1)
         runs = np.diff(np.concatenate(([-1], breaks, [len(elements) - 1])))
         return int(runs.max()) * ir.dtype_bits(dtype) // 8 if len(runs) else 0
+
+    def size(self, buffer: str) -> int:
+        """Elements of a buffer (a block cannot move more distinct ones: a 2-entry table read in a loop
+        is 2 elements), or a bound that never binds when the shape is only known at run time."""
+        info = self.func.buffers.get(buffer)
+        if info is None or not all(isinstance(d, int) for d in info.shape):
+            return 1 << 62
+        return math.prod(info.shape)
 
     def lane_stride(self, buffer: str, indices: tuple, dtype: str) -> int | None:
         """Bytes between the elements threads x = 0 and x = 1 access; None when the index is loaded."""
@@ -241,6 +255,20 @@ def _call_access(dev: _DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: di
                       lane_stride_bytes=dev.lane_stride(source[0], (source[1],), dtype),
                       elements_per_thread=elements * trips,
                       block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8)
+    if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and _pointer(call[2][0]) is not None:
+        # the 1-D bulk form: (global pointer, shared pointer, bytes, ...) with no tensor descriptor
+        target = _pointer(call[2][0])
+        if func.scope_of(target[0]) != "global" or ir.int_value(target[2]) is None:
+            return None
+        dtype = dtypes.get(target[0], "float32")
+        elements = ir.int_value(target[2]) * trips
+        return Access(kind="load" if call[1] == "tl.tma_load" else "store", buffer=target[0], dtype=dtype,
+                      lanes=ir.int_value(target[2]), line=line or copy_lines.get(target[0]),
+                      cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1)
+                                       if "tma_" in text and re.search(rf"\b{re.escape(target[0])}\b", text)),
+                      via="tma", lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+                      elements_per_thread=max(1, elements // dev.threads),
+                      block_bytes=elements * ir.dtype_bits(dtype) // 8)
     if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and call[2][0][0] == "var":
         # (descriptor of the global tensor, [barrier,] shared pointer, coordinates...)
         tensor = call[2][0][1].removesuffix("_desc")
@@ -260,6 +288,11 @@ def _call_access(dev: _DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: di
     if "atomic" in call[1]:
         target = next((a[2][0] for a in call[2] if a[0] == "call" and a[1] == "tirx.address_of"
                        and a[2] and a[2][0][0] == "load"), None)
+        pointer = _pointer(call[2][0]) if call[2] else None
+        if target is None and pointer is not None:
+            lanes = 2 if "x2" in call[1] else 4 if "x4" in call[1] else 1
+            target = ("load", pointer[0], (pointer[1],), f"{dtypes.get(pointer[0], 'float32')}x{lanes}"
+                      if lanes > 1 else dtypes.get(pointer[0], "float32"))
         if target is None and call[2] and call[2][0][0] == "load":
             target = call[2][0]
         if target is None or func.scope_of(target[1]) != "global":
@@ -289,7 +322,8 @@ def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, 
         kind=kind, buffer=buffer, dtype=element, lanes=lanes, line=line, request_bytes=request, sectors=sectors,
         cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
         lane_stride_bytes=stride, elements_per_thread=elements,
-        block_bytes=elements * readers * ir.dtype_bits(element) // 8, guard=guard, serial_var=serial,
+        block_bytes=min(elements * readers, dev.size(buffer)) * ir.dtype_bits(element) // 8, guard=guard,
+        serial_var=serial,
         thread_run_bytes=dev.thread_run(buffer, indices, element, lanes, loops),
     )
 

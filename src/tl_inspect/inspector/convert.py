@@ -50,9 +50,37 @@ class SpanFilter:
         return self._seen[name]
 
 
+class _Names:
+    """One name per variable object in a function: TVM lets two different variables share a name (a
+    second `T.thread_binding` of threadIdx.x and the loop var under it are both `v`), and plain data
+    only has names. The first keeps its name, the next get `_1`, `_2`, as TVMScript prints them."""
+
+    def __init__(self):
+        self.by_var: dict = {}
+        self.taken: set = set()
+
+    def __call__(self, var) -> str:
+        name = self.by_var.get(var)
+        if name is None:
+            name, n = var.name, 0
+            while name in self.taken:
+                n += 1
+                name = f"{var.name}_{n}"
+            self.taken.add(name)
+            self.by_var[var] = name
+        return name
+
+
+_names: _Names | None = None  # set while one function is converted
+
+
+def var_name(var) -> str:
+    return _names(var) if _names is not None else var.name
+
+
 def expr(node) -> ir.Expr:
     if isinstance(node, tirx.Var):
-        return ("var", node.name)
+        return ("var", var_name(node))
     if isinstance(node, tirx.IntImm):
         return ("int", int(node.value))
     if isinstance(node, tirx.FloatImm):
@@ -122,9 +150,10 @@ class _Converter:
         line = self.spans.line(get_stmt_span(s))
         if isinstance(s, tirx.For):
             return (ir.For(
-                var=s.loop_var.name, kind=_FOR_KINDS.get(s.kind, str(s.kind)), min=expr(s.min),
+                var=var_name(s.loop_var), kind=_FOR_KINDS.get(s.kind, str(s.kind)), min=expr(s.min),
                 extent=expr(s.extent), body=self.body(s.body), line=line,
                 has_parallel_layout="parallel_loop_layout" in s.annotations,
+                thread=str(s.thread_binding.thread_tag) if s.thread_binding is not None else "",
             ),)
         if isinstance(s, tirx.IfThenElse):
             return (ir.If(cond=expr(s.condition), then=self.body(s.then_case),
@@ -147,15 +176,15 @@ class _Converter:
             alloc = ir.Alloc(self.buffer(s.buffer), line or self.spans.line(get_buffer_span(s.buffer)))
             return (alloc,) + self.body(getattr(s, "body", None))
         if isinstance(s, tirx.AttrStmt):
-            node = s.node.var.name if isinstance(s.node, tirx.IterVar) else (
-                s.node.name if isinstance(s.node, tirx.Var) else "")
+            node = var_name(s.node.var) if isinstance(s.node, tirx.IterVar) else (
+                var_name(s.node) if isinstance(s.node, tirx.Var) else "")
             tag = str(s.node.thread_tag) if isinstance(s.node, tirx.IterVar) else ""
             return (ir.Attr(key=str(s.attr_key), node=node, value=_attr_value(s.value),
                             body=self.body(s.body), line=line, tag=tag),)
         if isinstance(s, tirx.Bind):
-            return (ir.Let(var=s.var.name, value=expr(s.value), body=(), line=line),)
+            return (ir.Let(var=var_name(s.var), value=expr(s.value), body=(), line=line),)
         if isinstance(s, tirx.LetStmt if hasattr(tirx, "LetStmt") else ()):
-            return (ir.Let(var=s.var.name, value=expr(s.value), body=self.body(s.body), line=line),)
+            return (ir.Let(var=var_name(s.var), value=expr(s.value), body=self.body(s.body), line=line),)
         if isinstance(s, tirx.While):
             return (ir.For(var="while", kind="while", min=("int", 0), extent=expr(s.condition),
                            body=self.body(s.body), line=line),)
@@ -170,12 +199,17 @@ def _attr_value(value) -> ir.Expr:
 
 
 def convert_func(name: str, func: tirx.PrimFunc, spans: SpanFilter) -> ir.IRFunc:
+    global _names
     conv = _Converter(spans)
-    for buf in func.buffer_map.values():
-        conv.buffer(buf)
-    body = conv.body(func.body)
-    attrs = func.attrs or {}
-    launch = {str(tag): expr(extent) for tag, extent in (attrs.get("thread_extent") or {}).items()}
+    _names = _Names()
+    try:
+        for buf in func.buffer_map.values():
+            conv.buffer(buf)
+        body = conv.body(func.body)
+        attrs = func.attrs or {}
+        launch = {str(tag): expr(extent) for tag, extent in (attrs.get("thread_extent") or {}).items()}
+    finally:
+        _names = None
     dyn_shared = attrs.get("dyn_shared_memory_buf")
     return ir.IRFunc(name=name, buffers=dict(conv.buffers), body=body, script=func.script(), launch=launch,
                      dyn_shared_bytes=int(dyn_shared) if dyn_shared is not None else 0)

@@ -11,51 +11,79 @@ Runs inside the worker only (it needs tilelang).
 
 from __future__ import annotations
 
+import re
+
 from tilelang import tvm  # noqa: F401  (tilelang first: it puts its TVM on the path)
 from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stmt_span
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
 
-from tl_inspect.analysis.verdicts import with_proof
+from tl_inspect.analysis.cost import access_cost
+from tl_inspect.analysis.verdicts import improved, regroup, with_proof
 from tl_inspect.model import Cause, Proof
 
 # variants beyond this many per kernel are not built: proofs must stay a small part of a run
 MAX_PROOFS_PER_KERNEL = 6
+# causes of one access tried in turn when the first does not prove out (a tail guard may hide one
+# element per thread)
+MAX_CAUSES_TRIED = 3
 
 
 def prove(prim_func, accesses: tuple, lower_variant, source: str) -> tuple:
-    """`accesses` with every `unproven` cause instance tried once; `lower_variant(func)` lowers a
-    rebuilt PrimFunc and returns (CUDA source, accesses)."""
+    """`accesses` with every `unproven` cause instance tried: its causes in order, until a rebuilt
+    kernel shows the accesses improve. `lower_variant(func)` lowers a rebuilt PrimFunc and returns
+    (CUDA source, accesses)."""
     cuda = source.splitlines()
     groups: dict = {}
     for a in accesses:
         if a.verdict == "unproven" and a.group is not None:
             groups.setdefault(a.group, []).append(a)
-    proofs: dict = {}
-    for number, members in list(groups.items())[:MAX_PROOFS_PER_KERNEL]:
-        built = variant(prim_func, members[0].cause)
-        if built is None:
-            continue
-        func, change = built
-        try:
-            after_source, after = lower_variant(func)
-        except Exception:  # noqa: BLE001 - a variant that does not compile proves nothing
-            continue
-        after_cuda = after_source.splitlines()
-        for a in members:
-            # a statement lowering rebuilds (a cast split into copy loops) maps to its loop header instead
-            lines = {a.line, a.cause.loop_line} - {None}
-            same = [b for b in after if (b.buffer, b.kind) == (a.buffer, a.kind)]
-            found = [b for b in same if b.line in lines] or [b for b in same if b.line is None]
-            if not found:
+    proven: dict = {}
+    built_count = 0
+    for members in groups.values():
+        causes = members[0].causes[:MAX_CAUSES_TRIED]
+        # two causes may each hold the access back (a tail guard over one element per thread): then
+        # only removing both shows it
+        for tried in [(cause,) for cause in causes] + ([tuple(causes[:2])] if len(causes) > 1 else []):
+            if built_count >= MAX_PROOFS_PER_KERNEL:
+                break
+            built = _variant_without(prim_func, tried)
+            if built is None:
                 continue
-            best = max(found, key=lambda b: (b.bits, -(b.lane_stride_bytes or 0)))
-            proofs[id(a)] = Proof(
-                change=change, cuda_before=_line(cuda, a.cuda_lines, a.buffer),
-                cuda_after=_line(after_cuda, best.cuda_lines, a.buffer),
-                bits_before=a.bits, bits_after=best.bits, stride_before=a.lane_stride_bytes,
-                stride_after=best.lane_stride_bytes)
-    return tuple(with_proof(a, proofs.get(id(a))) for a in accesses)
+            cause = tried[0]
+            built_count += 1
+            func, change = built
+            try:
+                after_source, after = lower_variant(func)
+            except Exception:  # noqa: BLE001 - a variant that does not compile proves nothing
+                continue
+            found = {id(a): result for a in members
+                     if (result := _proof(a, cause, change, cuda, after_source.splitlines(), after)) is not None}
+            if found:
+                proven.update({key: (cause, *result) for key, result in found.items()})
+                break
+    return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses))
+
+
+def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tuple):
+    """The proof for one access if the rebuilt kernel moves it wider or with neighbouring threads
+    closer together, else None."""
+    # a statement lowering rebuilds (a cast split into copy loops) maps to its loop header instead
+    lines = {access.line, cause.loop_line, access.cause.loop_line} - {None}
+    same = [b for b in after if (b.buffer, b.kind) == (access.buffer, access.kind)]
+    found = [b for b in same if b.line in lines] or [b for b in same if b.line is None]
+    if not found:
+        return None
+    best = max(found, key=lambda b: (b.bits, -(b.lane_stride_bytes or 0)))
+    proof = Proof(change=change, cuda_before=_line(cuda, access.cuda_lines, access.buffer),
+                  cuda_after=_line(after_cuda, best.cuda_lines, access.buffer), bits_before=access.bits,
+                  bits_after=best.bits, stride_before=access.lane_stride_bytes,
+                  stride_after=best.lane_stride_bytes)
+    if not improved(proof):
+        return None
+    # what the access still costs once the cause is gone (lanes may stay apart after a wider access)
+    measured = access_cost(best)
+    return proof, measured.factor if measured is not None else 1.0
 
 
 def _line(cuda: list, numbers: tuple, buffer: str) -> str:
@@ -67,6 +95,18 @@ def _line(cuda: list, numbers: tuple, buffer: str) -> str:
 
 
 # ---------------------------------------------------------------- variants
+
+def _variant_without(func, causes: tuple):
+    """The kernel with every one of `causes` removed, and the changes joined in the user's terms."""
+    changes = []
+    for cause in causes:
+        built = variant(func, cause)
+        if built is None:
+            return None
+        func, change = built
+        changes.append(change)
+    return func, " and ".join(changes)
+
 
 def variant(func, cause: Cause):
     """(rebuilt PrimFunc, the change in the user's terms), or None when no rewrite removes this cause."""
@@ -106,7 +146,8 @@ def variant(func, cause: Cause):
     if cause.kind == "annotated-layout":
         return drop_layout_annotation(func, cause.buffer), f"the T.annotate_layout of {cause.buffer} removed"
     if cause.kind == "serial-loop" and cause.lane_var:
-        return vectorize_loop(func, cause.lane_var), f"`{cause.lane_var}` written as T.vectorized"
+        return vectorize_loop(func, cause.lane_var, cause.loop_line), (
+            f"`{re.sub(r'_[0-9]+$', '', cause.lane_var)}` written as T.vectorized")
     return None
 
 
@@ -212,15 +253,30 @@ def drop_layout_annotation(func, buffer: str):
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
 
 
-def vectorize_loop(func, var: str):
-    """The serial loop over `var` turned into a vectorized one."""
+def vectorize_loop(func, var: str, line: int | None):
+    """The serial loop over `var` around the statement at `line` turned into a vectorized one. `var` is
+    the name tl-inspect gave the variable, which is TVM's plus `_1`, `_2`... where names repeat."""
+    base = re.sub(r"_\d+$", "", var)
+
     def post(node):
-        if isinstance(node, tirx.For) and node.loop_var.name == var and node.kind == tirx.ForKind.SERIAL:
+        if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.SERIAL
+                and node.loop_var.name in (var, base) and (line is None or _holds_line(node, line))):
             return _keep(tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.VECTORIZED, node.body,
                                   node.thread_binding, node.annotations), node)
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.For"]))
+
+
+def _holds_line(node, line: int) -> bool:
+    found = []
+
+    def visit(inner):
+        if isinstance(inner, tirx.BufferStore) and _line_of(inner) == line:
+            found.append(inner)
+
+    tirx.stmt_functor.post_order_visit(node, visit)
+    return bool(found)
 
 
 # ---------------------------------------------------------------- helpers

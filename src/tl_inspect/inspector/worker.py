@@ -359,10 +359,16 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
 
     started = time.perf_counter()
     user_file = spec.source_file
-    shown = job.path if os.path.abspath(job.path) == user_file else os.path.relpath(user_file)
-    base = dict(name=spec.name, file=shown, arch=job.arch, discovered_as=spec.discovered_as, line=None)
+    base = dict(name=spec.name, file=_shown(job, user_file), arch=job.arch, discovered_as=spec.discovered_as,
+                line=None)
     try:
         prim_func, pass_configs = spec.build()
+        # a factory may build its kernel in a module of its own (a library the cases file imports): the
+        # kernel's lines are in the file its `@T.prim_func` is written in
+        written_in = _prim_func_file(prim_func)
+        if written_in and written_in != user_file and _is_users(written_in):
+            user_file = written_in
+            base["file"] = _shown(job, user_file)
         base["line"] = _prim_func_line(prim_func) or None
         artifact = _lower(prim_func, pass_configs, job, user_file, base, capture)
     except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
@@ -372,6 +378,11 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
                               warnings=split_diagnostics(err_text),
                               compile_ms=(time.perf_counter() - started) * 1e3)
     return artifact
+
+
+def _shown(job: Job, path: str) -> str:
+    """A file as the user named it, else relative to the working directory."""
+    return job.path if os.path.abspath(job.path) == path else os.path.relpath(path)
 
 
 def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: _Capture):
