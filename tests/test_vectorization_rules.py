@@ -190,3 +190,12 @@ def test_the_rules_table_names_an_owner_for_every_cause():
     for kind in CAUSES:
         assert owner(Cause(kind)) in slugs, kind
     assert find_rule("lane-dependent-predicate").slug == owner(Cause("tail-guard"))
+
+
+def test_docs_list_every_cause_and_inherent_reason():
+    from tl_inspect.analysis.causes import CAUSES, INHERENT_REASONS
+
+    with open(os.path.join(os.path.dirname(FIXTURES), "docs", "verdicts.md")) as f:
+        text = f.read()
+    for name in list(CAUSES) + list(INHERENT_REASONS):
+        assert f"`{name}`" in text, name

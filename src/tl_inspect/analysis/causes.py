@@ -19,6 +19,8 @@ from tl_inspect.analysis.indexing import (RUNTIME_VALUE, Grid, affine, aligned_r
 from tl_inspect.model import Access, Cause
 
 MAX_VECTOR_BITS = 128
+# the `loop` of a transposed cause whose lanes are ordered by the thread dimensions themselves
+THREAD_ORDER = "threadIdx"
 
 # The closed list of causes, each with the one change that removes it (what a proof rebuilds).
 CAUSES = {
@@ -339,6 +341,9 @@ class UnitPlan:
     def _explicit_thread_causes(self, width: int) -> list:
         """Kernels that index with the thread variables themselves get exactly the loops they write."""
         unit = self.unit
+        transposed = self._thread_order_cause()
+        if transposed is not None:
+            return [transposed]
         if unit.serial_var is not None and unit.serial_var == self.inner:
             return [Cause("serial-loop", width=width, loop=unit.header, loop_line=unit.line,
                           lane_var=unit.serial_var)]
@@ -346,6 +351,25 @@ class UnitPlan:
             return [Cause("few-per-thread", width=width, loop="", loop_line=unit.line, lane_var=self.inner,
                           threads=self.facts.threads, elements=1)]
         return []
+
+
+    def _thread_order_cause(self) -> Cause | None:
+        """threadIdx.x stepping through rows while threadIdx.y walks a row contiguously: neighbouring
+        lanes are a row apart (a split-K GEMV with the thread dimensions the wrong way round)."""
+        tags = self.facts.thread_tags
+        x = next((v for v, tag in tags.items() if tag == "threadIdx.x"), None)
+        y = next((v for v, tag in tags.items() if tag == "threadIdx.y"), None)
+        if x is None or y is None:
+            return None
+        for ref in self.unit.refs:
+            poly = affine(ref.flat) if ref.is_global else None
+            if poly is None:
+                continue
+            across, along = coefficient(poly, x), coefficient(poly, y)
+            if across not in (None, 0, 1, -1) and along in (1, -1):
+                return Cause("transposed", buffer=ref.buffer, index=ref.text, index_line=ref.line, stride=abs(across),
+                             lane_var=x, loop=THREAD_ORDER, loop_line=self.unit.line, threads=self.facts.threads)
+        return None
 
 
 def _misaligned_rows(ref: MemRef, lanes: int) -> bool:

@@ -98,6 +98,7 @@ class KernelFacts:
                 value = stmt.value
                 if value[0] == "call" and value[1] == "tl.launch_thread_idx":
                     self.thread_vars[stmt.var] = 1
+                    self.thread_tags[stmt.var] = "threadIdx." + "xyz"[ir.int_value(value[2][0]) or 0]
                 else:
                     self.lets[stmt.var] = value
             elif isinstance(stmt, ir.For) and stmt.kind == "thread_binding" and stmt.thread.startswith("threadIdx"):

@@ -18,6 +18,7 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stm
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
 
+from tl_inspect.analysis.causes import THREAD_ORDER
 from tl_inspect.analysis.cost import access_cost
 from tl_inspect.analysis.verdicts import improved, regroup, with_proof
 from tl_inspect.model import Cause, Proof
@@ -131,6 +132,8 @@ def variant(func, cause: Cause):
                 f"threads={threads} instead of {cause.threads}, so each thread moves {cause.width} "
                 f"contiguous elements")
         return None
+    if cause.kind == "transposed" and cause.loop == THREAD_ORDER:
+        return swap_thread_dimensions(func), "threadIdx.x and threadIdx.y swapped (threads and their bindings)"
     if cause.kind == "transposed" and cause.loop.startswith("T.Parallel") and cause.loop_line:
         swapped = swap_parallel_nest(func, cause.loop_line)
         if swapped is not None:
@@ -222,6 +225,23 @@ def swap_parallel_nest(func, line: int):
 
     body = ir_transform(func.body, None, post, ["tirx.For"])
     return _with_body(func, body) if swapped else None
+
+
+def swap_thread_dimensions(func):
+    """threadIdx.x and threadIdx.y exchanged: the launch extents and every `T.get_thread_binding(0/1)`."""
+    def post(node):
+        if isinstance(node, tirx.Call) and getattr(node.op, "name", "") == "tl.launch_thread_idx":
+            dim = int(node.args[0])
+            if dim in (0, 1):
+                return tirx.Call(node.dtype, node.op, [tirx.IntImm(node.args[0].dtype, 1 - dim)])
+        if isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
+            x, y, *rest = list(node.annotations["tl.launch_threads"])
+            annotations = dict(node.annotations)
+            annotations["tl.launch_threads"] = [y, x, *rest]
+            return _block(node, annotations=annotations)
+        return None
+
+    return _with_body(func, ir_transform(func.body, None, post, ["tirx.Call", "tirx.SBlock"]))
 
 
 def shift_index(func, buffer: str, shift: int):

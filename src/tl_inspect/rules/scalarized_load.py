@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tl_inspect.analysis.causes import THREAD_ORDER
 from tl_inspect.model import Cause
 from tl_inspect.rules import vector_findings
 from tl_inspect.rules.base import Example, Rule, RuleContext
@@ -38,7 +39,7 @@ class ScalarizedLoad(Rule):
     accesses, measured on an H200 against the same kernel without the cause):
 
     * a KV-cache append storing into a cache with tokens innermost: neighbouring threads 32 KiB
-      apart, 6.59x; 8 contiguous fp16 per thread walked by a `T.serial` loop: 4.08x;
+      apart, 6.59x (286 vs 1884 GB/s); 8 contiguous fp16 per thread walked by a `T.serial` loop: 4.08x;
     * one element per thread (`T.Parallel(256)` over 256 threads): 2.01x;
     * coalesced 16-bit accesses: rows of 4095 fp16 1.22x, a thread-strided `T.annotate_layout` 1.10x,
       an offset of one element 1.09x.
@@ -295,6 +296,9 @@ def fix(cause: Cause) -> str:
                     f"{cause.width} + k in a T.vectorized({cause.width}) loop")
         return (f"give each thread {cause.width} contiguous elements: a tile of {cause.threads * cause.width} "
                 f"elements for {cause.threads} threads, or fewer threads")
+    if kind == "transposed" and cause.loop == THREAD_ORDER:
+        return (f"bind threadIdx.x to the index that walks {cause.buffer} contiguously: swap the two thread "
+                f"dimensions (threads=(y, x) and the T.get_thread_binding(0)/(1) calls)")
     if kind == "transposed":
         return ("stage the tile through shared memory: write it there transposed, then move it to global memory "
                 "with T.copy (the only transposed form measured at full speed)")
