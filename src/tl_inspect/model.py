@@ -175,6 +175,7 @@ class Layout:
     thread_size: int = 0
     # thread owning each element, row by row, for 1-D/2-D fragments small enough to draw
     thread_grid: tuple | None = None
+    run: int = 0  # typical consecutive elements of a row one thread owns (0: not known)
 
 
 @dataclass(frozen=True)

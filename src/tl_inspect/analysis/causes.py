@@ -148,7 +148,9 @@ class UnitPlan:
         causes += self._alignment_causes(width)
         causes += self._guard_causes(access)
         causes += self._predicate_causes(width)
-        causes += self._fragment_causes(width)
+        # a full-width access whose neighbouring threads are rows apart is held back by its layout too
+        apart = (access.lane_stride_bytes or 0) > 2 * (access.bits // 8)
+        causes += self._fragment_causes(width, apart)
         causes += self._per_thread_causes(width)
         unique = []
         for cause in causes:
@@ -260,7 +262,7 @@ class UnitPlan:
                                 threads=self.facts.threads), fixable))
         return found
 
-    def _fragment_causes(self, width: int) -> list:
+    def _fragment_causes(self, width: int, apart: bool = False) -> list:
         """A fragment whose layout another loop fixed with fewer contiguous elements per thread: the
         first loop that used it, or one that accumulates into it through an invariant index."""
         causes = []
@@ -270,8 +272,8 @@ class UnitPlan:
                                     elements=self.facts.fragment_runs.get(fragment) or 0,
                                     loop=self.unit.header, loop_line=self.unit.line))
                 continue
-            run = self.facts.fragment_runs.get(fragment)  # None when the fragment is too big to draw
-            if run is not None and run >= width:
+            run = self.facts.fragment_runs.get(fragment)  # None when it cannot be told
+            if run is not None and run >= width and not apart:
                 continue
             for other in self.facts.units:
                 if other is self.unit or fragment not in other.fragments:
@@ -282,9 +284,12 @@ class UnitPlan:
                     continue  # the layout comes from a genuinely scalar loop (a gather)
                 reasons = (other_plan._invariant_store_causes() + [c for c, _ in limiters]
                            + other_plan._alignment_causes(width))
-                if reasons:
+                if reasons or (run and other.kind == "parallel"):
+                    # without a reason of its own, the loop's other fragments (a per-row value read across
+                    # the row) chose the layout: no rewrite proves it
                     causes.append(Cause("fragment-layout", width=width, buffer=fragment, elements=run or 0,
-                                        loop=other.header, loop_line=other.line, origin=reasons[0]))
+                                        loop=other.header, loop_line=other.line,
+                                        origin=reasons[0] if reasons else None))
                     break
         return causes
 

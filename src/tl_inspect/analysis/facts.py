@@ -80,8 +80,7 @@ class KernelFacts:
         self.annotated_layouts: set[str] = set()  # buffers whose layout the user fixed (T.annotate_layout)
         self.units: list[Unit] = []
         self.fragment_origin: dict[str, Unit] = {}  # the first unit using a fragment fixes its layout
-        self.fragment_runs = {lay.name: run_length(lay.thread_grid) for lay in kernel.layouts
-                              if lay.kind == "buffer" and lay.thread_grid}
+        self.fragment_runs = {lay.name: lay.run for lay in kernel.layouts if lay.kind == "buffer" and lay.run}
         if self.func is not None:
             self._collect_names()
             self._visit(self.func.body, ())

@@ -12,6 +12,7 @@ from tvm import tirx
 from tvm.tirx.stmt_functor import post_order_visit
 
 from tl_inspect import ir
+from tl_inspect.analysis.indexing import run_length
 from tl_inspect.model import Layout
 
 _BINARY = {
@@ -27,6 +28,8 @@ _FOR_KINDS = {
 }
 # a fragment is drawn as a thread grid only when it is this small
 MAX_GRID_ELEMENTS = 64 * 64
+# how far fragments are mapped to tell how many consecutive elements each thread owns
+RUN_ELEMENTS = 1 << 18
 
 
 class SpanFilter:
@@ -259,19 +262,20 @@ def _layout(kind: str, name: str, scope: str, line, layout) -> Layout:
             input_shape=input_shape, output_shape=output_shape, thread=str(layout.forward_thread),
             index=tuple(str(i) for i in layout.forward_index), replicate=int(layout.replicate_size),
             thread_size=int(layout.get_thread_size()), thread_grid=_thread_grid(layout, input_shape),
+            run=_run(layout, input_shape),
         )
     index = tuple(str(i) for i in layout.get_forward_index()) if hasattr(layout, "get_forward_index") else ()
     return Layout(kind=kind, name=name, scope=scope, line=line, layout_type=type(layout).__name__,
                   input_shape=input_shape, output_shape=output_shape, index=index)
 
 
-def _thread_grid(fragment, shape: tuple):
-    """Owning thread (replica 0) of each element, as rows, for fragments small enough to draw."""
+def _thread_grid(fragment, shape: tuple, limit: int = MAX_GRID_ELEMENTS):
+    """Owning thread (replica 0) of each element, as rows, for fragments of at most `limit` elements."""
     names = [v.name for v in fragment.get_forward_vars()]
     # a replicated fragment's first forward var is the replica index; draw replica 0
     env = {name: 0 for name in names if name.startswith("_rep")}
     in_vars = [name for name in names if name not in env]
-    if not 1 <= len(shape) <= 2 or _product(shape) > MAX_GRID_ELEMENTS or len(in_vars) != len(shape):
+    if not 1 <= len(shape) <= 2 or _product(shape) > limit or len(in_vars) != len(shape):
         return None
     rows, cols = (1, shape[0]) if len(shape) == 1 else shape
     row_index, col_index = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
@@ -281,6 +285,12 @@ def _thread_grid(fragment, shape: tuple):
     except (KeyError, ValueError, FloatingPointError):
         return None
     return tuple(tuple(int(t) for t in row) for row in grid)
+
+
+def _run(fragment, shape: tuple) -> int:
+    """Typical number of consecutive elements of a row one thread owns (0 when it cannot be told)."""
+    grid = _thread_grid(fragment, shape, RUN_ELEMENTS)
+    return run_length(grid) if grid else 0
 
 
 def _product(shape) -> int:
