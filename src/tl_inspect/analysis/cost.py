@@ -68,9 +68,13 @@ def access_cost(access: Access) -> Measured | None:
     if lanes > 1 and access.sectors >= lanes:  # every lane in a sector of its own
         if access.kind == "store":
             return _transposed_store(used)
-        return LINE_PER_THREAD_LOAD if access.thread_run_bytes >= CACHE_LINE_BYTES else TRANSPOSED_LOAD
-    # lanes sharing sectors and using half of them or more (64-bit fp8 stores two per thread, lanes
-    # 16 B apart) measured no loss: the thread's next access uses the rest
+        if access.thread_run_bytes >= CACHE_LINE_BYTES:
+            return LINE_PER_THREAD_LOAD
+        if used < 0.5:
+            return TRANSPOSED_LOAD
+    # using half of each sector or more measured no loss (64-bit fp8 stores two per thread, lanes 16 B
+    # apart; loads widened from 8 to 16 bytes a lane in sectors of their own gained nothing): the
+    # thread's next access uses the rest
     if used >= 0.5:
         bytes_per_thread = access.elements_per_thread * ir.dtype_bits(access.dtype) // 8
         if bytes_per_thread <= 2:
