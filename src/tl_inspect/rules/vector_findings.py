@@ -34,7 +34,7 @@ def report(ctx: RuleContext, message: Callable[[Cause, list], str], fix: Callabl
             line, f"{message(cause, alike)} {cost_sentence(worst)}", fix=fix(cause), cuda_lines=cuda or None,
             evidence=[f"before: {proof.cuda_before}", f"after ({proof.change}): {proof.cuda_after}"],
             expected_bits=worst.max_bits, emitted_bits=worst.bits,
-            cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst)), proof=proof,
+            cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike)), proof=proof,
         )
 
 
@@ -47,9 +47,10 @@ def as_written(ctx: RuleContext, cause: Cause) -> Cause:
     return cause
 
 
-def cost_basis(access: Access) -> str:
-    share = round(100 * access.share)
-    return f"{access.cost_basis}; this access moves {share}% of the kernel's global bytes"
+def cost_basis(access: Access, alike: list) -> str:
+    share = round(100 * sum(a.share for a in alike))
+    these = "this access moves" if len(alike) == 1 else "these accesses move"
+    return f"{access.cost_basis}; {these} {share}% of the kernel's global bytes"
 
 
 def cost_sentence(access: Access) -> str:
