@@ -14,6 +14,7 @@ from tl_inspect import __version__, baseline
 from tl_inspect.baseline import BaselineError
 from tl_inspect.changes import ChangesError, changes_since
 from tl_inspect.config import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
+from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
@@ -161,6 +162,12 @@ def _inspect(options: argparse.Namespace) -> int:
     with progress_bar(jobs) as on_done:
         files = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
                              on_done=on_done, use_cache=not options.no_cache)
+    return call_on_deep_stack(_conclude, options, settings, rules, entries, changes, jobs, files)
+
+
+def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entries, changes, jobs: list,
+              files: list[FileResult]) -> int:
+    """Check the rules and write every output: rules and renderers recurse on expression depth."""
     texts = SourceFiles()
     reports, complete = _check(jobs, files, settings, rules, texts)
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
@@ -200,17 +207,25 @@ def _check(jobs: list, files: list[FileResult], settings: Settings, rules: list,
     Returns the reports, and for each source file (real path) whether every kernel it defines was
     inspected without error: only then is a suppression without a finding known to be unused."""
     from tl_inspect.rules import check_kernel
+    from tl_inspect.rules.runner import RuleFailure
 
     reports = []
     complete: dict[str, bool] = {}
     for job, file in zip(jobs, files):
-        whole = (job.only is None and file.error is None and not file.notes
-                 and all(k.status == "ok" for k in file.kernels))
+        checked_reports = []
         for kernel in file.kernels:
-            real = os.path.realpath(kernel.file)
-            complete[real] = complete.get(real, True) and whole
             checked = [r for r in settings.rules_for(kernel.file) if r is not UnusedSuppression]
-            reports.append(KernelReport(kernel, tuple(check_kernel(kernel, texts.text(kernel.file), checked))))
+            try:
+                findings = tuple(check_kernel(kernel, texts.text(kernel.file), checked))
+            except RuleFailure as exc:
+                kernel, findings = dataclasses.replace(kernel, status="error", error=str(exc)), ()
+            checked_reports.append(KernelReport(kernel, findings))
+        whole = (job.only is None and file.error is None and not file.notes
+                 and all(r.kernel.status == "ok" for r in checked_reports))
+        for report in checked_reports:
+            real = os.path.realpath(report.kernel.file)
+            complete[real] = complete.get(real, True) and whole
+        reports.extend(checked_reports)
     by_file: dict[str, list[KernelReport]] = {}
     for report in reports:
         by_file.setdefault(os.path.realpath(report.kernel.file), []).append(report)

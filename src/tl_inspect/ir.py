@@ -160,19 +160,24 @@ def stmt_line(stmt, ancestors=()) -> int | None:
 # ---------------------------------------------------------------- expressions
 
 def subexprs(expr) -> Iterator[Expr]:
-    """Every sub-expression, the expression itself first."""
-    if not isinstance(expr, tuple) or not expr:
-        return
-    yield expr
-    head = expr[0]
-    if head in ("var", "int", "float", "other"):
-        return
-    for item in expr[1:]:
-        if isinstance(item, tuple) and item and isinstance(item[0], str):
-            yield from subexprs(item)
-        elif isinstance(item, tuple):
-            for sub in item:
-                yield from subexprs(sub)
+    """Every sub-expression in pre-order, the expression itself first.
+
+    With an explicit stack: recursive generators cost time quadratic in the depth of a long sum."""
+    stack = [expr]
+    while stack:
+        expr = stack.pop()
+        if not isinstance(expr, tuple) or not expr:
+            continue
+        yield expr
+        if expr[0] in ("var", "int", "float", "other"):
+            continue
+        operands = []
+        for item in expr[1:]:
+            if isinstance(item, tuple) and item and isinstance(item[0], str):
+                operands.append(item)
+            elif isinstance(item, tuple):
+                operands.extend(item)
+        stack.extend(reversed(operands))
 
 
 def vars_of(expr) -> set:

@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import asdict, replace
 from importlib import metadata
 
+from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector.worker import Job
 from tl_inspect.model import FileResult
 
@@ -72,8 +73,10 @@ def store(job: Job, result: FileResult) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
         # write then rename, so a concurrent run never reads half a file
+        # pickling recurses once per level of the kernels' expressions
+        data = call_on_deep_stack(pickle.dumps, result, pickle.HIGHEST_PROTOCOL)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as f:
-            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.write(data)
         os.replace(f.name, os.path.join(folder, os.path.basename(_entry_path(job))))
     except OSError:
         pass

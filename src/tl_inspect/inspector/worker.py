@@ -15,15 +15,12 @@ import pickle
 import re
 import resource
 import sys
-import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 
-# the compiler recurses on deep expressions; the default 8 MB stack segfaults on a 10k-term expression
-COMPILE_STACK_BYTES = 1 << 30
-# tilelang's printers and tl-inspect's IR conversion recurse in Python too; the big stack affords this
-RECURSION_LIMIT = 200_000
+from tl_inspect.deepstack import call_on_deep_stack
+
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
 
@@ -53,12 +50,8 @@ def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
     err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
-    threading.stack_size(COMPILE_STACK_BYTES)
-    sys.setrecursionlimit(RECURSION_LIMIT)
     with open(result_path, "ab", buffering=0) as sink:
-        thread = threading.Thread(target=_guarded, args=(job, sink, out_path, err_path))
-        thread.start()
-        thread.join()
+        call_on_deep_stack(_guarded, job, sink, out_path, err_path)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
