@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -65,3 +69,60 @@ def test_a_rule_that_fails_fails_only_that_kernel(monkeypatch, capsys, tmp_path)
                               "maximum recursion depth exceeded"),
         "doubled": ("ok", None)}
     assert_one_line(err)
+
+
+def test_kernels_after_a_crash_or_a_hang_are_inspected_by_a_fresh_worker():
+    """Defect 2: a segfault or a timeout in one kernel costs that kernel only, not the rest of its file."""
+    proc = run_cli(hostile("crashes_and_hangs_mid_file.py"), "--format", "json", "--timeout", "5")
+    assert proc.returncode == 2
+    assert kernels_of(json.loads(proc.stdout)) == {
+        "scaled[N=2048]": ("ok", None),
+        "scaled[N=0]": ("error", "worker crashed (SIGSEGV) while compiling this kernel"),
+        "scaled[N=1]": ("error", "worker timed out after 5 s while compiling this kernel"),
+        "scaled[N=4096]": ("ok", None)}
+    assert_one_line(proc.stderr)
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_no_process_or_temporary_folder_outlives_the_run(tmp_path):
+    """Defect 3: a child forked at import, a `setsid` daemon and a temporary folder."""
+    record = tmp_path / "record"
+    env = {**os.environ, "HOSTILE_RECORD": str(record), "TMPDIR": str(tmp_path)}
+    proc = run_cli(hostile("leaves_processes.py"), "--format", "json", env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    child, daemon, folder = record.read_text().split()
+    deadline = time.monotonic() + 5
+    while (alive(int(child)) or alive(int(daemon))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(int(child)) and not alive(int(daemon))
+    assert not os.path.exists(folder) and not list(tmp_path.glob("tl-inspect-*"))
+
+
+@pytest.mark.parametrize("signals,status,said", [
+    ((signal.SIGTERM,), 143, "tl-inspect: terminated"),
+    ((signal.SIGINT, signal.SIGINT), 130, "tl-inspect: interrupted")])
+def test_sigterm_or_a_second_ctrl_c_still_cleans_up(tmp_path, signals, status, said):
+    """Defect 3: workers, their children and the scratch folder go on SIGTERM and on Ctrl-C twice."""
+    record = tmp_path / "record"
+    env = {**os.environ, "HOSTILE_RECORD": str(record), "TMPDIR": str(tmp_path)}
+    run = subprocess.Popen([sys.executable, "-m", "tl_inspect", hostile("hangs.py")], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for number in signals:
+        run.send_signal(number)
+        time.sleep(0.02)
+    _, err = run.communicate(timeout=30)
+    assert (run.returncode, err.strip().splitlines()[-1]) == (status, said), err[-3000:]
+    for pid in map(int, record.read_text().split()):
+        assert not alive(pid)
+    assert not list(tmp_path.glob("tl-inspect-*"))

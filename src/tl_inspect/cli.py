@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import json
 import os
+import signal
 import sys
 from contextlib import nullcontext
 
@@ -70,8 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised so that every cleanup runs: workers killed, temporary folders removed."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if argv and argv[0] == "rules":
             return _list_rules()
@@ -86,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tl-inspect: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("tl-inspect: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def all_rules() -> list:

@@ -20,7 +20,8 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from tl_inspect.inspector import cache
@@ -36,8 +37,10 @@ class _Running:
     index: int
     job: Job
     workdir: str
-    started: float
+    submitted: float
+    earlier: FileResult | None = None  # what earlier workers for this file found, when this one resumes
     pid: int | None = None
+    started: float = 0.0  # when the zygote forked the worker: the time limit counts from here
     exit_code: int | None = None
     timed_out: bool = False
 
@@ -58,7 +61,7 @@ class _Zygote:
         self.log_path = os.path.join(scratch, "zygote.log")
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "tl_inspect.inspector.zygote"], stdin=subprocess.PIPE,
+                [sys.executable, "-m", "tl_inspect.inspector.zygote", scratch], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=log, env=env, cwd=os.getcwd(), start_new_session=True,
             )
         self.messages: queue.Queue = queue.Queue()
@@ -75,12 +78,15 @@ class _Zygote:
         self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
         self.process.stdin.flush()
 
-    def failure(self) -> str:
+    def failure(self, timeout: float) -> str:
+        if self.process.poll() is None:
+            return f"the tilelang worker did not start within {timeout:g} s"
         with open(self.log_path, errors="replace") as log:
             lines = [ln.strip() for ln in log.read().splitlines() if ln.strip()]
         return "could not start the tilelang worker: " + (lines[-1] if lines else "no output")
 
     def close(self) -> None:
+        """Closing stdin makes the zygote kill every worker and what they started, then exit."""
         try:
             self.process.stdin.close()
         except OSError:
@@ -89,6 +95,7 @@ class _Zygote:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
 
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
@@ -115,48 +122,102 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
     zygote = _Zygote(scratch, jobs[todo[0]].arch)
+    running: dict[int, _Running] = {}
     try:
         results: dict[int, FileResult] = {}
-        pending = [(index, jobs[index]) for index in todo]
-        running: dict[int, _Running] = {}
+        pending: list[tuple[int, Job, FileResult | None]] = [(index, jobs[index], None) for index in todo]
 
         def finish(item: _Running) -> None:
             del running[item.index]
-            results[item.index] = result = _collect(item, timeout)
+            result, remaining = _collect(item, timeout)
+            if item.earlier:
+                result = _merged(item.earlier, result)
+            if remaining:
+                # the worker died in one kernel: a fresh one compiles the kernels after it
+                pending.insert(0, (item.index, replace(item.job, skip=tuple(k.name for k in result.kernels)),
+                                   result))
+                return
+            results[item.index] = result
             if on_done:
                 on_done(result)
 
         while pending or running:
             while pending and len(running) < workers:
-                index, job = pending.pop(0)
+                index, job, earlier = pending.pop(0)
                 workdir = tempfile.mkdtemp(prefix=f"job{index}-", dir=scratch)
-                running[index] = _Running(index, job, workdir, time.monotonic())
+                running[index] = _Running(index, job, workdir, time.monotonic(), earlier)
                 zygote.submit(index, job, workdir)
             try:
                 message = zygote.messages.get(timeout=_POLL_SECONDS)
             except queue.Empty:
                 message = None
             if message and message[0] == "started":
-                running[int(message[1])].pid = int(message[2])
+                item = running[int(message[1])]
+                item.pid, item.started = int(message[2]), time.monotonic()
             elif message and message[0] == "exited":
                 for item in list(running.values()):
                     if item.pid == int(message[1]):
                         item.exit_code = int(message[2])
                         finish(item)
-            elif message and message[0] == "gone":
-                reason = zygote.failure()
-                for item in list(running.values()) + [_Running(i, j, "", 0) for i, j in pending]:
-                    results[item.index] = FileResult(path=item.job.path, error=reason)
+            elif message and message[0] == "gone" or _never_started(running.values(), timeout):
+                reason = zygote.failure(timeout)
+                for item in list(running.values()) + [_Running(i, j, "", 0, e) for i, j, e in pending]:
+                    lost = FileResult(path=item.job.path, error=reason)
+                    results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
                 return results
             now = time.monotonic()
             for item in running.values():
                 if item.pid and not item.timed_out and now - item.started > timeout:
                     item.timed_out = True
-                    os.kill(item.pid, signal.SIGKILL)
+                    _kill_group(item.pid)
         return results
     finally:
-        zygote.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        with _signals_held():
+            # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
+            for item in running.values():
+                if item.pid:
+                    _kill_group(item.pid)
+            zygote.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _never_started(running: Iterable[_Running], timeout: float) -> bool:
+    """The zygote has not forked a worker for a job within the time limit: its start-up hangs."""
+    return any(not item.pid and time.monotonic() - item.submitted > timeout for item in running)
+
+
+def _kill_group(pid: int) -> None:
+    """Kill a worker and everything it started (each worker leads its own process group)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass  # already gone
+
+
+@contextmanager
+def _signals_held():
+    """A second Ctrl-C or a SIGTERM must not cut the cleanup short: hold them until it is done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = {sig: signal.signal(sig, lambda number, frame: caught.append(number))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+def _merged(earlier: FileResult, later: FileResult) -> FileResult:
+    """The result of a file whose worker was replaced: the first worker's import, both workers' kernels."""
+    return replace(later, kernels=earlier.kernels + later.kernels, notes=earlier.notes, warnings=earlier.warnings,
+                   error=earlier.error or later.error,
+                   error_line=earlier.error_line if earlier.error else later.error_line,
+                   peak_rss_mb=max(earlier.peak_rss_mb, later.peak_rss_mb), seconds=earlier.seconds + later.seconds)
 
 
 def _records(path: str) -> Iterable[tuple]:
@@ -172,7 +233,8 @@ def _records(path: str) -> Iterable[tuple]:
         return
 
 
-def _collect(item: _Running, timeout: float) -> FileResult:
+def _collect(item: _Running, timeout: float) -> tuple[FileResult, tuple]:
+    """The worker's result, and the kernels it did not reach because it died in one of them."""
     job = item.job
     kernels: list[KernelArtifact] = []
     notes: list[str] = []
@@ -181,6 +243,7 @@ def _collect(item: _Running, timeout: float) -> FileResult:
     error_line = None
     fatal = None
     current = None
+    planned: list = []
     finished = False
     peak = 0.0
     dependencies: tuple = ()
@@ -189,6 +252,8 @@ def _collect(item: _Running, timeout: float) -> FileResult:
             import_error, error_line, warnings = payload["error"], payload["error_line"], payload["warnings"]
         elif kind == "notes":
             notes.extend(payload)
+        elif kind == "plan":
+            planned = payload
         elif kind == "start":
             current = payload
         elif kind == "kernel":
@@ -205,16 +270,24 @@ def _collect(item: _Running, timeout: float) -> FileResult:
     error = fatal.splitlines()[0] if fatal else import_error
     if error != import_error:
         error_line = None
+    remaining: tuple = ()
     if not finished:
         reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code)
+        reached = {k.name for k in kernels} | {current}
+        remaining = tuple(name for name in planned if name not in reached)
         if current:
             kernels.append(KernelArtifact(name=current, file=job.path, line=None, arch=job.arch,
                                           status="error", error=f"worker {reason} while compiling this kernel"))
         else:
             error, error_line = f"worker {reason}" + ("" if kernels else " while importing the module"), None
+            # no kernel to blame, so a fresh worker could die the same way: name what was not inspected
+            kernels += [KernelArtifact(name=name, file=job.path, line=None, arch=job.arch, status="error",
+                                       error=f"not inspected: the worker {reason} before this kernel")
+                        for name in remaining]
+            remaining = ()
     return FileResult(path=job.path, kernels=tuple(kernels), error=error, error_line=error_line, notes=tuple(notes),
-                      warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - item.started,
-                      dependencies=dependencies)
+                      warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - (item.started or item.submitted),
+                      dependencies=dependencies), remaining
 
 
 def _exit_reason(code) -> str:

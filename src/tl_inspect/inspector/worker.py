@@ -15,6 +15,7 @@ import pickle
 import re
 import resource
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ class Job:
     only: str | None = None  # FILE.py::NAME
     args: dict = field(default_factory=dict)  # -a NAME=VALUE for FILE.py::factory
     cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...] from the configuration
+    skip: tuple = ()  # kernels an earlier worker for this file compiled or crashed on
 
 
 @dataclass
@@ -46,6 +48,10 @@ class KernelSpec:
 
 def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
     sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
+    # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
+    tempfile.tempdir = os.path.join(os.path.dirname(result_path), "tmp")
+    os.makedirs(tempfile.tempdir, exist_ok=True)
+    os.environ["TMPDIR"] = tempfile.tempdir
     out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(out_fd, 1)
@@ -121,7 +127,9 @@ def _work(job: Job, sink, capture: _Capture) -> None:
         _emit(sink, "error", name_error)
         return
     specs, notes = discover(module, job)
+    specs = [spec for spec in specs if spec.name not in job.skip]
     _emit(sink, "notes", notes)
+    _emit(sink, "plan", [spec.name for spec in specs])
     for spec in specs:
         _emit(sink, "start", spec.name)
         capture.mark()
