@@ -126,3 +126,16 @@ def test_sigterm_or_a_second_ctrl_c_still_cleans_up(tmp_path, signals, status, s
     for pid in map(int, record.read_text().split()):
         assert not alive(pid)
     assert not list(tmp_path.glob("tl-inspect-*"))
+
+
+def test_a_file_that_hoards_memory_is_stopped_at_the_worker_limit():
+    """Defect 4: `--max-memory` (default: the machine's memory / jobs) bounds each worker."""
+    proc = run_cli(hostile("hoards_memory.py"), "--format", "json", "--max-memory", "1G")
+    assert proc.returncode == 2
+    document = json.loads(proc.stdout)
+    assert document["files"][0]["error"] == (
+        "MemoryError: over the memory limit of 1024 MiB per worker (--max-memory) (while importing the module)")
+    # the hoard stays in the module, so compiling its kernel then fails too, and says why
+    assert kernels_of(document)["doubled"] == (
+        "error", "worker crashed (SIGSEGV) at its memory limit of 1024 MiB (--max-memory) while compiling this kernel")
+    assert_one_line(proc.stderr)

@@ -49,7 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-a", "--arg", action="append", default=[], metavar="NAME=VALUE",
                    help="argument for a FILE.py::factory target (repeatable)")
     p.add_argument("-j", "--jobs", type=int, help="parallel workers (default: CPU count)")
-    p.add_argument("--timeout", type=float, help="seconds allowed per file (default 120)")
+    p.add_argument("--timeout", type=float,
+                   help="seconds a worker may spend on a file (default 120); a kernel that hangs loses only itself")
+    p.add_argument("--max-memory", metavar="SIZE",
+                   help="memory one worker may use, e.g. 4G or 512M (default: the machine's memory / jobs)")
     p.add_argument("--nvcc", action="store_true", help="also run nvcc and record ptxas registers/spills/smem")
     p.add_argument("--no-cache", action="store_true", help="do not reuse or store inspection results")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -155,7 +158,8 @@ def _inspect(options: argparse.Namespace) -> int:
     config = load_config(options.config or find_config(os.getcwd()), rules)
     settings = resolve_settings(config, rules, select=options.select, ignore=options.ignore,
                                 extend_select=options.extend_select, arch=options.arch,
-                                timeout=options.timeout, jobs=options.jobs, fail_on=options.fail_on)
+                                timeout=options.timeout, max_memory=options.max_memory, jobs=options.jobs,
+                                fail_on=options.fail_on)
     entries = baseline.load(options.baseline) if options.baseline else None
     try:
         targets = parse_targets(options.paths)
@@ -176,7 +180,7 @@ def _inspect(options: argparse.Namespace) -> int:
             for t in targets]
     with progress_bar(jobs) as on_done:
         files = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
-                             on_done=on_done, use_cache=not options.no_cache)
+                             max_memory=settings.max_memory, on_done=on_done, use_cache=not options.no_cache)
     return call_on_deep_stack(_conclude, options, settings, rules, entries, changes, jobs, files)
 
 

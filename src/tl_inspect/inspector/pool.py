@@ -42,6 +42,7 @@ class _Running:
     pid: int | None = None
     started: float = 0.0  # when the zygote forked the worker: the time limit counts from here
     exit_code: int | None = None
+    peak_mib: float = 0.0
     timed_out: bool = False
 
 
@@ -72,9 +73,9 @@ class _Zygote:
             self.messages.put(line.decode().split())
         self.messages.put(["gone"])
 
-    def submit(self, job_id: int, job: Job, workdir: str) -> None:
+    def submit(self, job_id: int, job: Job, max_memory_mib: int, workdir: str) -> None:
         paths = [os.path.join(workdir, n) for n in ("result.pickle", "stdout.txt", "stderr.txt")]
-        payload = base64.b64encode(pickle.dumps((job, *paths)))
+        payload = base64.b64encode(pickle.dumps((job, max_memory_mib, *paths)))
         self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
         self.process.stdin.flush()
 
@@ -99,15 +100,20 @@ class _Zygote:
 
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-                 on_done: Callable[[FileResult], None] | None = None,
+                 max_memory: int | None = None, on_done: Callable[[FileResult], None] | None = None,
                  use_cache: bool = False) -> list[FileResult]:
-    """Run every job, return their results in the order of `jobs`."""
+    """Run every job, return their results in the order of `jobs`.
+
+    `workers` 0 means one per CPU; `max_memory` (MiB per worker) None means the machine's memory
+    divided by the workers."""
     results: list[FileResult | None] = [cache.load(job) if use_cache else None for job in jobs]
     for result in results:
         if result is not None and on_done:
             on_done(result)
     todo = [i for i, result in enumerate(results) if result is None]
-    fresh = _run(jobs, todo, workers, timeout, on_done)
+    workers = workers or os.cpu_count() or 1
+    max_memory = max_memory or os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // workers // 2**20
+    fresh = _run(jobs, todo, workers, timeout, max_memory, on_done)
     for index in todo:
         results[index] = fresh[index]
         if use_cache:
@@ -115,11 +121,12 @@ def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIM
     return results
 
 
-def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done) -> dict[int, FileResult]:
+def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_memory: int,
+         on_done) -> dict[int, FileResult]:
     """Run the jobs at the given indices in workers; their results by index."""
     if not todo:
         return {}
-    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    workers = max(1, min(workers, len(todo)))
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
     zygote = _Zygote(scratch, jobs[todo[0]].arch)
     running: dict[int, _Running] = {}
@@ -129,7 +136,7 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done
 
         def finish(item: _Running) -> None:
             del running[item.index]
-            result, remaining = _collect(item, timeout)
+            result, remaining = _collect(item, timeout, max_memory)
             if item.earlier:
                 result = _merged(item.earlier, result)
             if remaining:
@@ -146,7 +153,7 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done
                 index, job, earlier = pending.pop(0)
                 workdir = tempfile.mkdtemp(prefix=f"job{index}-", dir=scratch)
                 running[index] = _Running(index, job, workdir, time.monotonic(), earlier)
-                zygote.submit(index, job, workdir)
+                zygote.submit(index, job, max_memory, workdir)
             try:
                 message = zygote.messages.get(timeout=_POLL_SECONDS)
             except queue.Empty:
@@ -157,7 +164,7 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done
             elif message and message[0] == "exited":
                 for item in list(running.values()):
                     if item.pid == int(message[1]):
-                        item.exit_code = int(message[2])
+                        item.exit_code, item.peak_mib = int(message[2]), int(message[3]) / 1024
                         finish(item)
             elif message and message[0] == "gone" or _never_started(running.values(), timeout):
                 reason = zygote.failure(timeout)
@@ -233,7 +240,7 @@ def _records(path: str) -> Iterable[tuple]:
         return
 
 
-def _collect(item: _Running, timeout: float) -> tuple[FileResult, tuple]:
+def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
     """The worker's result, and the kernels it did not reach because it died in one of them."""
     job = item.job
     kernels: list[KernelArtifact] = []
@@ -245,7 +252,6 @@ def _collect(item: _Running, timeout: float) -> tuple[FileResult, tuple]:
     current = None
     planned: list = []
     finished = False
-    peak = 0.0
     dependencies: tuple = ()
     for kind, payload in _records(os.path.join(item.workdir, "result.pickle")):
         if kind == "import":
@@ -265,7 +271,6 @@ def _collect(item: _Running, timeout: float) -> tuple[FileResult, tuple]:
             import_error = import_error or payload
         elif kind == "done":
             finished = True
-            peak = payload["peak_rss_mb"]
             dependencies = payload["dependencies"]
     error = fatal.splitlines()[0] if fatal else import_error
     if error != import_error:
@@ -273,6 +278,9 @@ def _collect(item: _Running, timeout: float) -> tuple[FileResult, tuple]:
     remaining: tuple = ()
     if not finished:
         reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code)
+        if item.peak_mib > 0.9 * max_memory:
+            # allocations failing in C code crash the process instead of raising MemoryError
+            reason += f" at its memory limit of {max_memory} MiB (--max-memory)"
         reached = {k.name for k in kernels} | {current}
         remaining = tuple(name for name in planned if name not in reached)
         if current:
@@ -285,8 +293,9 @@ def _collect(item: _Running, timeout: float) -> tuple[FileResult, tuple]:
                                        error=f"not inspected: the worker {reason} before this kernel")
                         for name in remaining]
             remaining = ()
+    seconds = time.monotonic() - (item.started or item.submitted)
     return FileResult(path=job.path, kernels=tuple(kernels), error=error, error_line=error_line, notes=tuple(notes),
-                      warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - (item.started or item.submitted),
+                      warnings=warnings, peak_rss_mb=item.peak_mib, seconds=seconds,
                       dependencies=dependencies), remaining
 
 

@@ -46,7 +46,7 @@ class KernelSpec:
 
 # ---------------------------------------------------------------- entry point (child process)
 
-def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
+def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path: str) -> None:
     sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
     # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
     tempfile.tempdir = os.path.join(os.path.dirname(result_path), "tmp")
@@ -57,7 +57,7 @@ def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
     with open(result_path, "ab", buffering=0) as sink:
-        call_on_deep_stack(_guarded, job, sink, out_path, err_path)
+        call_on_deep_stack(_guarded, job, max_memory_mib, sink, out_path, err_path)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -78,14 +78,31 @@ def _emit(sink, kind: str, payload) -> None:
     sink.write(buffer.getvalue())
 
 
-def _guarded(job: Job, sink, out_path: str, err_path: str) -> None:
+def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) -> None:
+    _limit_memory(max_memory_mib)
     try:
         _work(job, sink, _Capture(out_path, err_path))
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
         _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {exc}\n"
                              + "".join(traceback.format_exception(exc)))
-    _emit(sink, "done", {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                         "dependencies": user_dependencies(os.path.abspath(job.path))})
+    _emit(sink, "done", {"dependencies": user_dependencies(os.path.abspath(job.path))})
+
+
+# the limit this worker runs under, for the message of a MemoryError (one user file per process)
+_memory_limit_mib = 0
+
+
+def _limit_memory(mib: int) -> None:
+    """Let the worker allocate `mib` MiB beyond what it holds now, tilelang and the compile stack included.
+
+    RLIMIT_DATA counts what is allocated (heap, anonymous mappings), not the address space that
+    libraries and thread arenas merely reserve; the hard limit too, so user code cannot raise it."""
+    global _memory_limit_mib
+    _memory_limit_mib = mib
+    with open("/proc/self/status") as status:
+        held_kib = next(int(line.split()[1]) for line in status if line.startswith("VmData:"))
+    limit = held_kib * 1024 + mib * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 class _Capture:
@@ -465,6 +482,8 @@ def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, 
             if os.path.abspath(frame.filename) == user_file:
                 location = frame.lineno
                 break
+    if isinstance(exc, MemoryError):
+        first = f"over the memory limit of {_memory_limit_mib} MiB per worker (--max-memory)"
     text = f"{type(exc).__name__}: {first or 'no message'} ({when})"
     if len(text) > 300:
         text = text[:297] + "..."

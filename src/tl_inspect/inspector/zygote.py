@@ -10,9 +10,9 @@ process that leaves its group (`setsid`, a daemon) is re-parented here and kille
 closes stdin (finished, interrupted or killed), every worker and descendant is killed and the
 scratch folder removed.
 
-Protocol, one line per message. In (stdin): `<job id> <base64 pickle of (Job, result, stdout, stderr
-paths)>`. Out (the original stdout): `started <job id> <pid>` and `exited <pid> <exit code>`, the exit
-code negative for a signal as in `subprocess`.
+Protocol, one line per message. In (stdin): `<job id> <base64 pickle of (Job, memory limit in MiB,
+result, stdout, stderr paths)>`. Out (the original stdout): `started <job id> <pid>` and `exited <pid> <exit code> <peak RSS
+in KiB>`, the exit code negative for a signal as in `subprocess`.
 """
 
 from __future__ import annotations
@@ -54,21 +54,21 @@ def main(scratch: str) -> None:
         while open_input and b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
             job_id, payload = line.split(b" ", 1)
-            job, *paths = pickle.loads(base64.b64decode(payload))
+            job, max_memory_mib, *paths = pickle.loads(base64.b64decode(payload))
             pid = os.fork()
             if pid == 0:
                 os.setpgid(0, 0)
                 commands.close()
                 replies.close()
-                worker.run(job, *paths)
+                worker.run(job, max_memory_mib, *paths)
             _new_group(pid)
             workers.add(pid)
             _reply(replies, f"started {job_id.decode()} {pid}")
-        for pid, status in _reaped():
+        for pid, status, usage in _reaped():
             if pid in workers:
                 workers.discard(pid)
                 _kill_group(pid)
-                _reply(replies, f"exited {pid} {os.waitstatus_to_exitcode(status)}")
+                _reply(replies, f"exited {pid} {os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
         for pid in _children():
             if pid not in workers or not open_input:
                 _kill_group(pid)
@@ -94,12 +94,12 @@ def _new_group(pid: int) -> None:
 def _reaped():
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
-        yield pid, status
+        yield pid, status, usage
 
 
 def _children() -> set[int]:
