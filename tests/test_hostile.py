@@ -139,3 +139,28 @@ def test_a_file_that_hoards_memory_is_stopped_at_the_worker_limit():
     assert kernels_of(document)["doubled"] == (
         "error", "worker crashed (SIGSEGV) at its memory limit of 1024 MiB (--max-memory) while compiling this kernel")
     assert_one_line(proc.stderr)
+
+
+def test_the_cache_follows_what_the_import_read_when_it_read_it(tmp_path):
+    """Defect 5: a file saved during the run, a JSON file and an environment variable read at import."""
+    user_file = tmp_path / "reads_inputs.py"
+    user_file.write_text(open(hostile("reads_inputs.py")).read())
+    sizes = tmp_path / "sizes.json"
+    sizes.write_text('{"N": 1024}')
+
+    def run(**env):
+        proc = run_cli(str(user_file), "--format", "json", "--exit-zero", env={**os.environ, **env})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        document = json.loads(proc.stdout)
+        source = document["kernels"][0]["source"] if "source" in document["kernels"][0] else ""
+        return document["files"][0]["cached"], source
+
+    assert run()[0] is False
+    assert run()[0] is True
+    sizes.write_text('{"N": 2048}')
+    assert run()[0] is False
+    assert run(HOSTILE_SCALE="3")[0] is False
+    assert run(HOSTILE_SCALE="3")[0] is True
+    assert run(HOSTILE_SCALE="3", HOSTILE_SAVE_DURING_RUN="1")[0] is False
+    # the result came from the file as it was read, so the saved version is compiled afresh
+    assert run(HOSTILE_SCALE="3", HOSTILE_SAVE_DURING_RUN="1")[0] is False

@@ -21,6 +21,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from tl_inspect.deepstack import call_on_deep_stack
+from tl_inspect.inspector import inputs
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
@@ -80,12 +81,14 @@ def _emit(sink, kind: str, payload) -> None:
 
 def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) -> None:
     _limit_memory(max_memory_mib)
+    recorder = inputs.Recorder(os.path.dirname(out_path))
     try:
+        recorder.install()
         _work(job, sink, _Capture(out_path, err_path))
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
         _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {exc}\n"
                              + "".join(traceback.format_exception(exc)))
-    _emit(sink, "done", {"dependencies": user_dependencies(os.path.abspath(job.path))})
+    _emit(sink, "done", {"dependencies": recorder.inputs()})
 
 
 # the limit this worker runs under, for the message of a MemoryError (one user file per process)
@@ -171,32 +174,6 @@ def _import_user_file(user_file: str):
         # names bound before the failure stay in the module: inspect them and report the error
         return module, describe_error(exc, user_file, "while importing the module")
     return module, (None, None)
-
-
-def user_dependencies(user_file: str) -> tuple:
-    """(path, sha256) of the user's file and of every module it imported that is neither the standard
-    library nor an installed package: what its results depend on, for tl-inspect's result cache."""
-    import hashlib
-    import sysconfig
-
-    installed = tuple(os.path.realpath(p) + os.sep for p in {
-        sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")})
-    own_package = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
-    files = {os.path.realpath(user_file)}
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if path and path.endswith(".py"):
-            real = os.path.realpath(path)
-            if not real.startswith(installed) and not real.startswith(own_package):
-                files.add(real)
-    found = []
-    for path in sorted(files):
-        try:
-            with open(path, "rb") as f:
-                found.append((path, hashlib.sha256(f.read()).hexdigest()))
-        except OSError:
-            continue
-    return tuple(found)
 
 
 # ---------------------------------------------------------------- discovery
