@@ -164,3 +164,14 @@ def test_the_cache_follows_what_the_import_read_when_it_read_it(tmp_path):
     assert run(HOSTILE_SCALE="3", HOSTILE_SAVE_DURING_RUN="1")[0] is False
     # the result came from the file as it was read, so the saved version is compiled afresh
     assert run(HOSTILE_SCALE="3", HOSTILE_SAVE_DURING_RUN="1")[0] is False
+
+
+def test_a_misnamed_case_costs_only_itself():
+    """Defect 6: a TL_INSPECT_CASES entry naming nothing, or something that cannot be called."""
+    proc = run_cli(hostile("misnamed_cases.py"), "--format", "json")
+    assert proc.returncode == 2
+    assert kernels_of(json.loads(proc.stdout)) == {
+        "scaeld": ("error", "TL_INSPECT_CASES entry 'scaeld': no kernel or factory named 'scaeld' in this file"),
+        "SIZE": ("error", "TL_INSPECT_CASES entry 'SIZE': 'SIZE' is a int, not a factory"),
+        "scaled[N=2048]": ("ok", None)}
+    assert_one_line(proc.stderr)

@@ -133,6 +133,7 @@ class _Capture:
 
 def _work(job: Job, sink, capture: _Capture) -> None:
     from tl_inspect.inspector import hooks
+    from tl_inspect.model import KernelArtifact
 
     hooks.install(job.arch, job.run_nvcc)
     capture.mark()
@@ -146,6 +147,10 @@ def _work(job: Job, sink, capture: _Capture) -> None:
     if name_error:
         _emit(sink, "error", name_error)
         return
+    for name, error in _unusable_cases(module, job):
+        if name not in job.skip:
+            _emit(sink, "kernel", KernelArtifact(name=name, file=job.path, line=None, arch=job.arch,
+                                                 status="error", error=error))
     specs, notes = discover(module, job)
     specs = [spec for spec in specs if spec.name not in job.skip]
     _emit(sink, "notes", notes)
@@ -220,16 +225,29 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
 
 
 def _check_names(module, job: Job) -> str | None:
-    """The error for a FILE.py::NAME or a TL_INSPECT_CASES entry that names nothing in the file."""
+    """The error of the whole file: a malformed TL_INSPECT_CASES, or a FILE.py::NAME that names nothing."""
     cases = getattr(module, CASES_VARIABLE, None)
     if cases is not None and not (isinstance(cases, dict) and all(
             isinstance(v, (list, tuple)) and all(isinstance(c, dict) for c in v) for v in cases.values())):
         return f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts"
-    for name in list(cases or {}) + list(job.cases) + ([job.only] if job.only else []):
-        if not hasattr(module, name):
-            where = f"{job.path}::{name}" if name == job.only else f"{CASES_VARIABLE} entry {name!r}"
-            return f"{where}: no kernel or factory named {name!r} in this file"
+    if job.only and not hasattr(module, job.only):
+        return f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file"
     return None
+
+
+def _unusable_cases(module, job: Job) -> list[tuple[str, str]]:
+    """(name, error) of each case entry naming nothing or something that cannot be called: one
+    mistyped name costs its own cases, the file's other kernels are still inspected."""
+    found = []
+    for name in dict.fromkeys([*(getattr(module, CASES_VARIABLE, None) or {}), *job.cases]):
+        where = f"{CASES_VARIABLE} entry {name!r}"
+        if job.only and name != job.only:
+            continue
+        if not hasattr(module, name):
+            found.append((name, f"{where}: no kernel or factory named {name!r} in this file"))
+        elif not callable(getattr(module, name)):
+            found.append((name, f"{where}: {name!r} is a {type(getattr(module, name)).__name__}, not a factory"))
+    return found
 
 
 def _is_users(path: str | None) -> bool:
