@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -175,3 +176,25 @@ def test_a_misnamed_case_costs_only_itself():
         "SIZE": ("error", "TL_INSPECT_CASES entry 'SIZE': 'SIZE' is a int, not a factory"),
         "scaled[N=2048]": ("ok", None)}
     assert_one_line(proc.stderr)
+
+
+def test_files_and_folders_that_cannot_be_read_are_named_not_skipped(tmp_path):
+    """Defect 7: a byte-order mark before `import tilelang`, a file and a folder that cannot be read."""
+    shutil.copy(hostile("byte_order_mark.py"), tmp_path / "byte_order_mark.py")
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "missing.py")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        proc = run_cli(str(tmp_path), "--format", "json")
+    finally:
+        locked.chmod(0o755)
+    assert proc.returncode == 2
+    errors = {os.path.basename(f["path"]): f["error"] for f in json.loads(proc.stdout)["files"]}
+    expected = {"byte_order_mark.py": None, "dangling.py": "cannot read this file: No such file or directory"}
+    if os.geteuid() != 0:  # root reads any folder
+        expected["locked"] = "cannot read this folder: Permission denied"
+    assert errors == expected
+    assert kernels_of(json.loads(proc.stdout))["doubled"] == ("ok", None)
+    only = run_cli(hostile("byte_order_mark.py"), "--only-tilelang", "--format", "json")
+    assert [k["name"] for k in json.loads(only.stdout)["kernels"]] == ["doubled"]

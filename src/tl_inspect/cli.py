@@ -147,7 +147,7 @@ def parse_args_option(values: list[str]) -> dict:
 
 def _inspect(options: argparse.Namespace) -> int:
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, TargetError, inspect_jobs, parse_targets
-    from tl_inspect.inspector.targets import imports_tilelang
+    from tl_inspect.inspector.targets import tilelang_target
 
     if options.new_only and not options.diff_against:
         raise UsageError("--new-only needs --diff-against REV")
@@ -166,7 +166,7 @@ def _inspect(options: argparse.Namespace) -> int:
     except TargetError as exc:
         raise UsageError(str(exc)) from None
     if options.only_tilelang:
-        targets = [t for t in targets if imports_tilelang(t.path)]
+        targets = [found for t in targets for found in ([t] if t.error else tilelang_target(t.path))]
     changes = changes_since(options.diff_against) if options.diff_against else None
     if changes:
         targets = [t for t in targets if changes.touches(t.path)]
@@ -178,9 +178,13 @@ def _inspect(options: argparse.Namespace) -> int:
     jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, only=t.only,
                 args=args if t.only else {}, cases=config.cases_for(t.path))
             for t in targets]
-    with progress_bar(jobs) as on_done:
-        files = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
-                             max_memory=settings.max_memory, on_done=on_done, use_cache=not options.no_cache)
+    readable = [job for job, target in zip(jobs, targets) if not target.error]
+    with progress_bar(readable) as on_done:
+        inspected = iter(inspect_jobs(readable, workers=settings.jobs,
+                                      timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
+                                      max_memory=settings.max_memory, on_done=on_done,
+                                      use_cache=not options.no_cache))
+    files = [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
     return call_on_deep_stack(_conclude, options, settings, rules, entries, changes, jobs, files)
 
 
