@@ -34,11 +34,15 @@ _POLL_SECONDS = 0.02
 
 @dataclass
 class _Running:
+    """One worker for one file, from the queue to its exit."""
+
     index: int
     job: Job
-    workdir: str
-    submitted: float
     earlier: FileResult | None = None  # what earlier workers for this file found, when this one resumes
+    # runs with no other worker beside it: it was running when something killed the zygote
+    alone: bool = False
+    workdir: str = ""
+    submitted: float = 0.0
     pid: int | None = None
     started: float = 0.0  # when the zygote forked the worker: the time limit counts from here
     exit_code: int | None = None
@@ -62,22 +66,29 @@ class _Zygote:
         self.log_path = os.path.join(scratch, "zygote.log")
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "tl_inspect.inspector.zygote", scratch], stdin=subprocess.PIPE,
+                # -P: a copy.py or random.py in the current folder must not shadow the standard library
+                [sys.executable, "-P", "-m", "tl_inspect.inspector.zygote", scratch], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=log, env=env, cwd=os.getcwd(), start_new_session=True,
             )
         self.messages: queue.Queue = queue.Queue()
+        self.started_any = False  # a worker was forked: the zygote did start
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         for line in self.process.stdout:
-            self.messages.put(line.decode().split())
+            words = line.decode().split()
+            self.started_any = self.started_any or words[0] == "started"
+            self.messages.put(words)
         self.messages.put(["gone"])
 
     def submit(self, job_id: int, job: Job, max_memory_mib: int, workdir: str) -> None:
         paths = [os.path.join(workdir, n) for n in ("result.pickle", "stdout.txt", "stderr.txt")]
         payload = base64.b64encode(pickle.dumps((job, max_memory_mib, *paths)))
-        self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
-        self.process.stdin.flush()
+        try:
+            self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            pass  # the zygote is gone; its "gone" message decides what becomes of this job
 
     def failure(self, timeout: float) -> str:
         if self.process.poll() is None:
@@ -128,32 +139,34 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
         return {}
     workers = max(1, min(workers, len(todo)))
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
-    zygote = _Zygote(scratch, jobs[todo[0]].arch)
+    arch = jobs[todo[0]].arch
+    zygote = _Zygote(scratch, arch)
     running: dict[int, _Running] = {}
     try:
         results: dict[int, FileResult] = {}
-        pending: list[tuple[int, Job, FileResult | None]] = [(index, jobs[index], None) for index in todo]
+        pending = [_Running(index, jobs[index]) for index in todo]
 
-        def finish(item: _Running) -> None:
+        def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
             del running[item.index]
-            result, remaining = _collect(item, timeout, max_memory)
             if item.earlier:
                 result = _merged(item.earlier, result)
             if remaining:
                 # the worker died in one kernel: a fresh one compiles the kernels after it
-                pending.insert(0, (item.index, replace(item.job, skip=tuple(k.name for k in result.kernels)),
-                                   result))
+                resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
+                pending.insert(0, _Running(item.index, resumed, result))
                 return
             results[item.index] = result
             if on_done:
                 on_done(result)
 
         while pending or running:
-            while pending and len(running) < workers:
-                index, job, earlier = pending.pop(0)
-                workdir = tempfile.mkdtemp(prefix=f"job{index}-", dir=scratch)
-                running[index] = _Running(index, job, workdir, time.monotonic(), earlier)
-                zygote.submit(index, job, max_memory, workdir)
+            while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
+                    not pending[0].alone or not running):
+                item = pending.pop(0)
+                item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
+                item.submitted = time.monotonic()
+                running[item.index] = item
+                zygote.submit(item.index, item.job, max_memory, item.workdir)
             try:
                 message = zygote.messages.get(timeout=_POLL_SECONDS)
             except queue.Empty:
@@ -165,10 +178,23 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                 for item in list(running.values()):
                     if item.pid == int(message[1]):
                         item.exit_code, item.peak_mib = int(message[2]), int(message[3]) / 1024
-                        finish(item)
+                        finish(item, *_collect(item, timeout, max_memory))
+            elif message and message[0] == "gone" and zygote.started_any:
+                # a user file killed the zygote, its workers' parent: find which one and spare the others
+                for item in list(running.values()):
+                    if item.pid:
+                        _kill_group(item.pid)
+                    if item.alone:
+                        finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
+                                                                          "process (the worker's parent)"))
+                    else:
+                        del running[item.index]
+                        pending.insert(0, replace(item, alone=True, pid=None, started=0.0))
+                zygote.close()
+                zygote = _Zygote(scratch, arch)
             elif message and message[0] == "gone" or _never_started(running.values(), timeout):
                 reason = zygote.failure(timeout)
-                for item in list(running.values()) + [_Running(i, j, "", 0, e) for i, j, e in pending]:
+                for item in list(running.values()) + pending:
                     lost = FileResult(path=item.job.path, error=reason)
                     results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
                 return results

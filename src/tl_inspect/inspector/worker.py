@@ -137,7 +137,10 @@ def _work(job: Job, sink, capture: _Capture) -> None:
 
     hooks.install(job.arch, job.run_nvcc)
     capture.mark()
+    # paths are reported as the user gave them, relative to this folder, whatever os.chdir the file does
+    home = os.getcwd()
     module, (import_error, error_line) = _import_user_file(os.path.abspath(job.path))
+    os.chdir(home)
     _, import_err_text = capture.since_mark()
     _emit(sink, "import", {"error": import_error, "error_line": error_line,
                            "warnings": split_diagnostics(import_err_text)})
@@ -159,6 +162,7 @@ def _work(job: Job, sink, capture: _Capture) -> None:
         _emit(sink, "start", spec.name)
         capture.mark()
         artifact = compile_kernel(spec, job, capture)
+        os.chdir(home)
         _emit(sink, "kernel", artifact)
 
 
