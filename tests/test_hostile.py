@@ -198,3 +198,62 @@ def test_files_and_folders_that_cannot_be_read_are_named_not_skipped(tmp_path):
     assert kernels_of(json.loads(proc.stdout))["doubled"] == ("ok", None)
     only = run_cli(hostile("byte_order_mark.py"), "--only-tilelang", "--format", "json")
     assert [k["name"] for k in json.loads(only.stdout)["kernels"]] == ["doubled"]
+
+
+def test_a_file_that_kills_its_parent_or_its_group_fails_alone(tmp_path):
+    """Defect 8: the culprit is named, the files inspected beside it keep their results."""
+    paths = [hostile("kills_its_parent.py"), hostile("kills_its_group.py"), hostile("byte_order_mark.py")]
+    proc = run_cli(*paths, "--format", "json", "-j", "3")
+    assert proc.returncode == 2
+    document = json.loads(proc.stdout)
+    errors = {os.path.basename(f["path"]): f["error"] for f in document["files"]}
+    assert errors == {"kills_its_parent.py": "the file killed tl-inspect's worker process (the worker's parent)",
+                      "kills_its_group.py": "worker crashed (SIGKILL) while importing the module",
+                      "byte_order_mark.py": None}
+    assert kernels_of(document)["doubled"] == ("ok", None)
+
+
+def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
+    """Defect 8: a copy.py in the current folder, and a file that changes folder at import."""
+    (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")
+    shutil.copy(hostile("changes_directory.py"), tmp_path / "changes_directory.py")
+    # `-P` as the installed `tl-inspect` script runs: the current folder is not on the parent's path
+    proc = subprocess.run([sys.executable, "-P", "-m", "tl_inspect", "changes_directory.py", "--format", "json"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    findings = [f for k in json.loads(proc.stdout)["kernels"] for f in k["findings"]]
+    assert {(f["file"], f["slug"]) for f in findings} == {("changes_directory.py", "lane-dependent-predicate")}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-o", "/proc/version"], "tl-inspect: error: /proc/version: cannot write to this file:"),
+    (["-o", HOSTILE], f"tl-inspect: error: {HOSTILE}: cannot write to this file: Is a directory"),
+    (["--html", hostile("long_sum.py")], f"tl-inspect: error: --html {hostile('long_sum.py')}: this is a file"),
+    (["--dump", hostile("long_sum.py")], f"tl-inspect: error: --dump {hostile('long_sum.py')}: this is a file"),
+    (["--baseline", hostile("binary_baseline.json")], "not a tl-inspect baseline: not UTF-8 text (byte 2)"),
+    (["--baseline", hostile("mistyped_baseline.json")], "malformed baseline entry 1: count = '2'"),
+    (["--config", hostile("latin1_pyproject.toml")], "invalid TOML: not UTF-8 text"),
+    (["--timeout", "nan"], "tl-inspect: error: --timeout: expected a number of seconds above 0, got nan"),
+])
+def test_bad_outputs_and_options_stop_the_run_before_anything_compiles(args, message):
+    """Defects 9 and 10: one line and exit 2, before the file (which sleeps 60 s at import) is compiled."""
+    proc = run_cli(os.path.join(ROOT, "tests", "data", "sleeps.py"), *args, timeout=30)
+    assert proc.returncode == 2
+    assert message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
+
+
+def test_a_full_disk_is_one_line_and_errors_reach_the_terminal(tmp_path):
+    """Defects 9 and 10: `-o /dev/full`; json-lines and `-o FILE` still show a broken file."""
+    broken, fine = os.path.join(ROOT, "tests", "data", "bad_syntax.py"), hostile("byte_order_mark.py")
+    full = run_cli(broken, fine, "-o", "/dev/full")
+    assert full.returncode == 2
+    assert full.stderr.splitlines()[0] == "tl-inspect: error: /dev/full: cannot write the report: No space left on device"
+    assert_one_line(full.stderr)
+    lines = run_cli(broken, fine, "--format", "json-lines")
+    assert lines.returncode == 2
+    assert json.loads(lines.stdout.splitlines()[0]) == {
+        "kind": "error", "file": broken, "kernel": "<module>", "line": 3,
+        "error": "SyntaxError: invalid syntax (while importing the module)"}
+    to_file = run_cli(broken, fine, "--format", "json", "-o", str(tmp_path / "report.json"))
+    assert to_file.returncode == 2
+    assert to_file.stderr == f"tl-inspect: error: {broken}: SyntaxError: invalid syntax (while importing the module)\n"

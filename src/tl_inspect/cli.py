@@ -175,6 +175,7 @@ def _inspect(options: argparse.Namespace) -> int:
         raise UsageError("-a/--arg needs a FILE.py::factory target")
     if not targets and changes is None and not options.only_tilelang:
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
+    _check_outputs(options)
     jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, only=t.only,
                 args=args if t.only else {}, cases=config.cases_for(t.path))
             for t in targets]
@@ -210,14 +211,17 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
     _write_report(run, options)
     for note in notes:
         print(note, file=sys.stderr)
-    if options.dump:
-        from tl_inspect.inspector.dump import write_dump
+    try:
+        if options.dump:
+            from tl_inspect.inspector.dump import write_dump
 
-        write_dump(run, options.dump)
-    if options.html:
-        from tl_inspect.reports.html import write_html
+            write_dump(run, options.dump)
+        if options.html:
+            from tl_inspect.reports.html import write_html
 
-        write_html(run, options.html)
+            write_html(run, options.html)
+    except OSError as exc:
+        raise UsageError(f"{exc.filename}: cannot write: {exc.strerror}") from None
     if options.write_baseline:
         return EXIT_ERROR if run.has_errors else EXIT_CLEAN
     return exit_status(run, settings.fail_on, options.exit_zero)
@@ -282,19 +286,47 @@ def _apply_baseline(run: RunResult, entries: list, path: str, texts: SourceFiles
     return _keep(run, lambda f: id(f) in new), "\n".join(lines)
 
 
+def _check_outputs(options: argparse.Namespace) -> None:
+    """Every output must be writable before anything is compiled: a bad path costs a second, not the run."""
+    for path in (options.output, options.write_baseline):
+        if path:
+            try:
+                with open(path, "a", encoding="utf-8"):
+                    pass
+            except OSError as exc:
+                raise UsageError(f"{path}: cannot write to this file: {exc.strerror}") from None
+    for flag, folder in (("--html", options.html), ("--dump", options.dump)):
+        if folder and os.path.exists(folder) and not os.path.isdir(folder):
+            raise UsageError(f"{flag} {folder}: this is a file; give a folder")
+        if folder:
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(f"{flag} {folder}: cannot create this folder: {exc.strerror}") from None
+            if not os.access(folder, os.W_OK):
+                raise UsageError(f"{flag} {folder}: cannot write into this folder")
+
+
 def _write_report(run: RunResult, options: argparse.Namespace) -> None:
     from tl_inspect.reports import get_reporter
 
     fmt = options.format or "full"
     try:
-        output = open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout)
+        with open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout) as out:
+            if options.statistics:
+                _print_statistics(run, out, as_json=fmt in ("json", "json-lines"))
+            else:
+                get_reporter(fmt)(run, out)
+            out.flush()  # a full disk or a closed pipe shows here, not at exit
+    except BrokenPipeError:
+        # the reader stopped early (`| head`): nothing more to say to it, and nothing at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise UsageError("the output was closed before the whole report was written") from None
     except OSError as exc:
-        raise UsageError(f"{options.output}: cannot write the report: {exc.strerror}") from None
-    with output as out:
-        if not options.statistics:
-            get_reporter(fmt)(run, out)
-            return
-        _print_statistics(run, out, as_json=fmt in ("json", "json-lines"))
+        raise UsageError(f"{options.output or 'standard output'}: cannot write the report: {exc.strerror}") from None
+    if not (options.statistics or options.output):
+        return
+    # the report went elsewhere or has no room for them: errors still reach the terminal
     for file in run.files:
         if file.error:
             print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)

@@ -245,6 +245,8 @@ def _read_toml(path: str) -> dict:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
 
