@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, inspect_files, run_cli
 from tl_inspect.cli import main
 
 HOSTILE = os.path.join(ROOT, "tests", "data", "hostile")
@@ -257,3 +257,16 @@ def test_a_full_disk_is_one_line_and_errors_reach_the_terminal(tmp_path):
     to_file = run_cli(broken, fine, "--format", "json", "-o", str(tmp_path / "report.json"))
     assert to_file.returncode == 2
     assert to_file.stderr == f"tl-inspect: error: {broken}: SyntaxError: invalid syntax (while importing the module)\n"
+
+
+def test_output_printed_while_building_is_capped_and_kept_out_of_the_layouts(tmp_path):
+    """Defect 11: 50 MB printed by the factory; the page, the cache entry and the layout text stay small."""
+    proc = run_cli(hostile("prints_a_lot.py"), "--format", "json", "--html", str(tmp_path / "html"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sizes = [p.stat().st_size for p in (tmp_path / "html").rglob("*.html")]
+    sizes += [p.stat().st_size for p in (tmp_path / "cache").iterdir()]
+    assert len(sizes) > 2 and max(sizes) < 4 << 20, sizes
+    results = inspect_files([hostile("prints_a_lot.py")])
+    kernel = results[hostile("prints_a_lot.py")].kernels[0]
+    assert "xxxx" not in kernel.layout_text
+    assert kernel.warnings[-1].endswith("[tl-inspect: 25165824 more bytes of output not kept]")

@@ -108,17 +108,22 @@ def _limit_memory(mib: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
+# what one phase may keep of its fd 1 or fd 2 output: it ends up in reports, pages and the cache
+CAPTURE_LIMIT_BYTES = 1 << 20
+
+
 class _Capture:
     """Slices of this process's fd 1/fd 2 output, per phase (fds are redirected to files)."""
 
     def __init__(self, out_path: str, err_path: str):
         self.paths = (out_path, err_path)
-        self.marks = (0, 0)
+        self.marks = [0, 0]
 
-    def mark(self) -> None:
+    def mark(self, streams: tuple = (1, 2)) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
-        self.marks = tuple(os.path.getsize(p) for p in self.paths)
+        for stream in streams:
+            self.marks[stream - 1] = os.path.getsize(self.paths[stream - 1])
 
     def since_mark(self) -> tuple[str, str]:
         sys.stdout.flush()
@@ -127,7 +132,10 @@ class _Capture:
         for path, start in zip(self.paths, self.marks):
             with open(path, "rb") as f:
                 f.seek(start)
-                texts.append(f.read().decode("utf-8", errors="replace"))
+                data = f.read(CAPTURE_LIMIT_BYTES)
+                dropped = os.fstat(f.fileno()).st_size - start - len(data)
+            text = data.decode("utf-8", errors="replace")
+            texts.append(text + (f"\n[tl-inspect: {dropped} more bytes of output not kept]" if dropped > 0 else ""))
         return texts[0], texts[1]
 
 
@@ -414,6 +422,8 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
 
     started = time.perf_counter()
     target = hooks.cuda_target(job.arch)
+    # from here fd 1 holds the layout visualisation only, not what the user's factory printed
+    capture.mark(streams=(1,))
     config = {**pass_configs, "tl.emit_line_directives": True,
               "tl.layout_visualization_enable": True, "tl.layout_visualization_formats": "txt"}
     with tvm.transform.PassContext(opt_level=3, config=config, instruments=[KeepAfter()]), Target(target):
