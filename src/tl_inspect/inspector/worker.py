@@ -420,10 +420,10 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
             if info.name in after:
                 kept[after[info.name]] = mod
 
-    started = time.perf_counter()
-    target = hooks.cuda_target(job.arch)
     # from here fd 1 holds the layout visualisation only, not what the user's factory printed
     capture.mark(streams=(1,))
+    started = time.perf_counter()
+    target = hooks.cuda_target(job.arch)
     config = {**pass_configs, "tl.emit_line_directives": True,
               "tl.layout_visualization_enable": True, "tl.layout_visualization_formats": "txt"}
     with tvm.transform.PassContext(opt_level=3, config=config, instruments=[KeepAfter()]), Target(target):
