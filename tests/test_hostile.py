@@ -270,3 +270,20 @@ def test_output_printed_while_building_is_capped_and_kept_out_of_the_layouts(tmp
     kernel = results[hostile("prints_a_lot.py")].kernels[0]
     assert "xxxx" not in kernel.layout_text
     assert kernel.warnings[-1].endswith("[tl-inspect: 25165824 more bytes of output not kept]")
+
+
+def test_escape_sequences_sarif_uris_and_dump_folders(tmp_path):
+    """Defect 13: a user's error text is escaped, SARIF URIs are percent-encoded, --dump keeps same-named kernels."""
+    shown = run_cli(hostile("escape_sequences.py"), "--format", "full")
+    assert shown.returncode == 2
+    assert "\x1b" not in shown.stdout + shown.stderr and "\\x1b[2J\\x1b[31mgotcha\\x07" in shown.stdout
+    same = os.path.join(HOSTILE, "same_name")
+    sarif = run_cli(same, "--format", "sarif", "--dump", str(tmp_path), cwd=same)
+    assert sarif.returncode == 1, sarif.stderr[-3000:]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads(sarif.stdout)["runs"][0]["results"]}
+    folder = "tests/data/hostile/same_name/"  # relative to the repository
+    assert uris == {folder + "needs%20percent%20%23encoding.py", folder + "other/needs%20percent%20%23encoding.py"}
+    dumped = tmp_path / "needs_percent__encoding"
+    assert sorted(p.name for p in dumped.iterdir()) == ["doubled", "doubled-2"]
+    assert (dumped / "doubled" / "kernel.cu").read_text() != (dumped / "doubled-2" / "kernel.cu").read_text()

@@ -86,7 +86,7 @@ def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) 
         recorder.install()
         _work(job, sink, _Capture(out_path, err_path))
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
-        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {exc}\n"
+        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(str(exc))}\n"
                              + "".join(traceback.format_exception(exc)))
     _emit(sink, "done", {"dependencies": recorder.inputs()})
 
@@ -186,7 +186,7 @@ def _import_user_file(user_file: str):
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
-        return None, (f"SyntaxError: {exc.msg} (while importing the module)", exc.lineno)
+        return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         # names bound before the failure stay in the module: inspect them and report the error
         return module, describe_error(exc, user_file, "while importing the module")
@@ -493,10 +493,19 @@ def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, 
                 break
     if isinstance(exc, MemoryError):
         first = f"over the memory limit of {_memory_limit_mib} MiB per worker (--max-memory)"
-    text = f"{type(exc).__name__}: {first or 'no message'} ({when})"
+    text = printable(f"{type(exc).__name__}: {first or 'no message'} ({when})")
     if len(text) > 300:
         text = text[:297] + "..."
     return text, location
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """The user's error text with control characters written as `\\x1b`: escape sequences in a
+    message must not reach the terminal that shows it."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 _LOG_START = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*(?:\S+:\d+:\s*)?")
