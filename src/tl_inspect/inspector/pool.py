@@ -4,6 +4,10 @@ tilelang's caches and registries leak state between files and a deep expression 
 compiler, so every file gets a fresh process. Workers are forked by a zygote process that has already
 imported tilelang (about 2 s saved per file); the environment it gets disables tilelang's kernel cache
 and points its cache directory at a temporary folder, so nothing lands in ~/.tilelang.
+
+A worker that crashes or times out in one kernel costs that kernel only: a fresh worker compiles the
+file's remaining kernels. Each worker runs under the time limit (counted from its fork) and a memory
+limit, and is killed with everything it started on every way out (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ class _Zygote:
     def _read(self) -> None:
         for line in self.process.stdout:
             words = line.decode().split()
-            self.started_any = self.started_any or words[0] == "started"
+            self.started_any = self.started_any or words[:1] == ["started"]
             self.messages.put(words)
         self.messages.put(["gone"])
 

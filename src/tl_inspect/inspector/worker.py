@@ -187,6 +187,10 @@ def _import_user_file(user_file: str):
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
+    except MemoryError as exc:
+        # the module's names hold what it allocated: drop them all, or nothing more can be done
+        vars(module).clear()
+        return None, describe_error(exc, user_file, "while importing the module")
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         # names bound before the failure stay in the module: inspect them and report the error
         return module, describe_error(exc, user_file, "while importing the module")
@@ -390,6 +394,8 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
         base["line"] = _prim_func_line(prim_func) or None
         artifact = _lower(prim_func, pass_configs, job, user_file, base, capture)
     except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
+        if isinstance(exc, MemoryError):
+            traceback.clear_frames(exc.__traceback__)  # their locals hold what the factory allocated
         _, err_text = capture.since_mark()
         error, error_line = describe_error(exc, user_file, "while compiling")
         return KernelArtifact(**base, status="error", error=error, error_line=error_line,
