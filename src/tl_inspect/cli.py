@@ -170,12 +170,12 @@ def _inspect(options: argparse.Namespace) -> int:
     changes = changes_since(options.diff_against) if options.diff_against else None
     if changes:
         targets = [t for t in targets if changes.touches(t.path)]
+    _check_outputs(options)
     args = parse_args_option(options.arg)
     if args and not any(t.only for t in targets):
         raise UsageError("-a/--arg needs a FILE.py::factory target")
     if not targets and changes is None and not options.only_tilelang:
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
-    _check_outputs(options)
     jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, only=t.only,
                 args=args if t.only else {}, cases=config.cases_for(t.path))
             for t in targets]

@@ -160,24 +160,28 @@ def stmt_line(stmt, ancestors=()) -> int | None:
 # ---------------------------------------------------------------- expressions
 
 def subexprs(expr) -> Iterator[Expr]:
-    """Every sub-expression in pre-order, the expression itself first.
-
-    With an explicit stack: recursive generators cost time quadratic in the depth of a long sum."""
+    """Every sub-expression, the expression itself first, then its operands in order. Iterative: a sum
+    of thousands of terms nests thousands deep, and a recursive generator would be quadratic in it."""
+    if not isinstance(expr, tuple) or not expr:
+        return
     stack = [expr]
     while stack:
-        expr = stack.pop()
-        if not isinstance(expr, tuple) or not expr:
-            continue
-        yield expr
-        if expr[0] in ("var", "int", "float", "other"):
-            continue
-        operands = []
-        for item in expr[1:]:
-            if isinstance(item, tuple) and item and isinstance(item[0], str):
-                operands.append(item)
-            elif isinstance(item, tuple):
-                operands.extend(item)
-        stack.extend(reversed(operands))
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(operands(node)))
+
+
+def operands(expr) -> list:
+    """The direct sub-expressions of an expression, in order (a load's indices, a call's arguments)."""
+    if expr[0] in ("var", "int", "float", "other"):
+        return []
+    out = []
+    for item in expr[1:]:
+        if isinstance(item, tuple) and item and isinstance(item[0], str):
+            out.append(item)
+        elif isinstance(item, tuple):
+            out.extend(sub for sub in item if isinstance(sub, tuple) and sub)
+    return out
 
 
 def vars_of(expr) -> set:
