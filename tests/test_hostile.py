@@ -280,8 +280,9 @@ def test_escape_sequences_sarif_uris_and_dump_folders(tmp_path):
     assert sarif.returncode == 1, sarif.stderr[-3000:]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             for r in json.loads(sarif.stdout)["runs"][0]["results"]}
-    folder = "tests/data/hostile/same_name/"  # relative to the repository
-    assert uris == {folder + "needs%20percent%20%23encoding.py", folder + "other/needs%20percent%20%23encoding.py"}
+    # relative to the repository (or to the current folder outside one)
+    assert sorted(uri.split("same_name/")[-1] for uri in uris) == [
+        "needs%20percent%20%23encoding.py", "other/needs%20percent%20%23encoding.py"]
     dumped = tmp_path / "needs_percent__encoding"
     assert sorted(p.name for p in dumped.iterdir()) == ["doubled", "doubled-2"]
     assert (dumped / "doubled" / "kernel.cu").read_text() != (dumped / "doubled-2" / "kernel.cu").read_text()
