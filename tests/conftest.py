@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -17,6 +19,12 @@ def inspect_files(paths: list[str], timeout: float = DEFAULT_TIMEOUT_SECONDS, **
     """Inspect files in one pooled run; results keyed by the path as given."""
     results = inspect_jobs([Job(path=p, **job_options) for p in paths], timeout=timeout)
     return {r.path: r for r in results}
+
+
+def run_cli(*args, cwd=ROOT, env=None, timeout=300) -> subprocess.CompletedProcess:
+    """`tl-inspect ARGS...` in a fresh interpreter."""
+    return subprocess.run([sys.executable, "-m", "tl_inspect", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
 
 
 def kernel_named(result: FileResult, name: str):

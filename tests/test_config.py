@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from tl_inspect.cli import main
-from tl_inspect.config import Config, ConfigError, find_config, load_config, resolve_settings
+from tl_inspect.config import Config, ConfigError, check_memory, find_config, load_config, resolve_settings
 
 # selection needs only a code, a slug and whether the rule is on by default; these stand for rules
 # without compiling anything
@@ -78,6 +78,8 @@ fail-on = "warning"
     ("colour = true", "unknown key 'colour'; known keys: select, ignore"),
     ('arch = "90"', "arch: expected a CUDA arch such as 'sm_90', got '90'"),
     ("timeout = -1", "timeout: expected a number of seconds above 0, got -1"),
+    ("timeout = nan", "timeout: expected a number of seconds above 0, got nan"),
+    ('max-memory = "lots"', "max-memory: expected a size above 0 such as 4096 (MiB), '512M' or '4G', got 'lots'"),
     ('jobs = "4"', "jobs: expected a whole number of workers (0: one per CPU), got '4'"),
     ('fail-on = "fatal"', "fail-on: expected one of info, warning, error, got 'fatal'"),
     ('select = ["NOPE"]', "select: unknown rule selector 'NOPE'"),
@@ -138,6 +140,8 @@ def test_a_rule_off_by_default_runs_only_when_a_selector_names_it(tmp_path):
 @pytest.mark.parametrize("flags,expected", [
     (["--arch", "ampere"], "--arch: expected a CUDA arch such as 'sm_90', got 'ampere'"),
     (["--jobs", "-2"], "--jobs: expected a whole number of workers"),
+    (["--timeout", "nan"], "--timeout: expected a number of seconds above 0, got nan"),
+    (["--max-memory", "0"], "--max-memory: expected a size above 0"),
     (["--select", "XYZ"], "unknown rule selector 'XYZ'"),
 ])
 def test_bad_flag_values_exit_2(tmp_path, monkeypatch, capsys, flags, expected):
@@ -155,3 +159,8 @@ def test_cli_reports_a_bad_nearest_pyproject_and_exits_2(tmp_path, monkeypatch, 
     assert main(["."]) == 2
     err = capsys.readouterr().err
     assert err == f"tl-inspect: error: {path}: [tool.tl-inspect]: unknown key 'fail_on' (did you mean 'fail-on'?)\n"
+
+
+@pytest.mark.parametrize("raw,mib", [(512, 512), ("512", 512), ("512M", 512), ("4G", 4096), ("2GiB", 2048)])
+def test_memory_sizes_are_read_in_mib(raw, mib):
+    assert check_memory(raw) == mib

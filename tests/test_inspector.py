@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, ROOT, kernel_named
+from conftest import FIXTURES, ROOT, kernel_named, run_cli
 from tl_inspect import ir
 
 DISCOVERY = os.path.join(FIXTURES, "discovery")
@@ -186,11 +186,6 @@ def test_timeout_reports_the_file_and_spares_the_others(inspected):
     assert len(results[fine].kernels) == 3
 
 
-def _run_cli(*args, cwd=ROOT, env=None):
-    return subprocess.run([sys.executable, "-m", "tl_inspect", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
-
-
 def test_nothing_is_written_next_to_user_files_or_into_home(tmp_path):
     user_dir = tmp_path / "kernels"
     shutil.copytree(DISCOVERY, user_dir)
@@ -199,7 +194,7 @@ def test_nothing_is_written_next_to_user_files_or_into_home(tmp_path):
     before = sorted(p.relative_to(user_dir) for p in user_dir.rglob("*"))
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": os.path.join(ROOT, "src")}
     env.pop("TILELANG_CACHE_DIR", None)
-    proc = _run_cli(str(user_dir), "--format", "json", "--no-cache", cwd=str(user_dir), env=env)
+    proc = run_cli(str(user_dir), "--format", "json", "--no-cache", cwd=str(user_dir), env=env)
     assert proc.returncode == 2, proc.stderr  # raises_after_kernel.py is an import error
     assert sorted(p.relative_to(user_dir) for p in user_dir.rglob("*")) == before
     assert list(home.iterdir()) == []
@@ -207,14 +202,14 @@ def test_nothing_is_written_next_to_user_files_or_into_home(tmp_path):
 
 def test_file_factory_target_with_arguments(tmp_path):
     target = discovery_file("cases.py") + "::needs_arguments"
-    proc = _run_cli(target, "-a", "N=2048", "--format", "json")
+    proc = run_cli(target, "-a", "N=2048", "--format", "json")
     document = json.loads(proc.stdout)
     assert [k["name"] for k in document["kernels"]] == ["needs_arguments[N=2048]"]
     assert proc.returncode == 0, proc.stderr
 
 
 def test_dump_writes_cuda_tir_and_layouts(tmp_path):
-    proc = _run_cli(NORMS, "--dump", str(tmp_path), "--format", "json")
+    proc = run_cli(NORMS, "--dump", str(tmp_path), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     folder = tmp_path / "norms" / "rms_norm_1024"
     names = sorted(p.name for p in folder.iterdir())
@@ -268,7 +263,7 @@ def test_unchanged_files_are_served_from_the_cache_and_edits_invalidate_it(tmp_p
     env = {**os.environ, "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.path.join(ROOT, "src")}
 
     def run():
-        proc = _run_cli(str(user_file), "--format", "json", "--exit-zero", env=env)
+        proc = run_cli(str(user_file), "--format", "json", "--exit-zero", env=env)
         assert proc.returncode == 0, proc.stderr
         document = json.loads(proc.stdout)
         kernel = document["kernels"][0]
@@ -283,13 +278,13 @@ def test_unchanged_files_are_served_from_the_cache_and_edits_invalidate_it(tmp_p
     assert run() == ("add_2048", 0, True)
     user_file.write_text(user_file.read_text() + "\n")
     assert run()[2] is False
-    proc = _run_cli(str(user_file), "--format", "json", "--no-cache",
+    proc = run_cli(str(user_file), "--format", "json", "--no-cache",
                     env={**env, "TL_INSPECT_CACHE_DIR": str(tmp_path / "unused")})
     assert proc.returncode in (0, 1) and not (tmp_path / "unused").exists()
 
 
 def test_names_that_match_nothing_are_errors_not_silence(tmp_path):
-    proc = _run_cli(discovery_file("cases.py") + "::nope", os.path.join(DATA, "bad_cases.py"),
+    proc = run_cli(discovery_file("cases.py") + "::nope", os.path.join(DATA, "bad_cases.py"),
                     "--format", "json", "--no-cache")
     assert proc.returncode == 2
     errors = {os.path.basename(f["path"]): f["error"] for f in json.loads(proc.stdout)["files"]}

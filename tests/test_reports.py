@@ -116,8 +116,10 @@ def test_concise_is_one_line_per_finding_or_failure(report_run):
 
 
 def test_json_lines_round_trip(report_run):
-    lines = render(report_run, "json-lines").splitlines()
-    assert [json.loads(line) for line in lines] == [f.as_dict() for f in report_run.findings]
+    records = [json.loads(line) for line in render(report_run, "json-lines").splitlines()]
+    errors = [r for r in records if r.get("kind") == "error"]
+    assert [(e["file"], e["kernel"]) for e in errors] == [(KERNELS_FILE, "broken"), (BROKEN_FILE, "<module>")]
+    assert records[len(errors):] == [f.as_dict() for f in report_run.findings]
 
 
 def test_json_keeps_the_contract(report_run):

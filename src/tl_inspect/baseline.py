@@ -96,15 +96,25 @@ def load(path: str) -> list[Entry]:
         raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}: not a tl-inspect baseline: invalid JSON ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{path}: not a tl-inspect baseline: not UTF-8 text (byte {exc.start})") from None
     if not isinstance(document, dict) or document.get("tool") != "tl-inspect" or "findings" not in document:
         raise BaselineError(f"{path}: not a tl-inspect baseline (write one with --write-baseline)")
     if document.get("baseline") != FORMAT_VERSION:
         raise BaselineError(f"{path}: baseline format {document.get('baseline')!r} is not supported "
                             f"(this tl-inspect reads {FORMAT_VERSION}); write it again with --write-baseline")
     try:
-        return [Entry(**item) for item in document["findings"]]
+        entries = [Entry(**item) for item in document["findings"]]
     except TypeError as exc:
         raise BaselineError(f"{path}: malformed baseline entry ({exc})") from None
+    for number, entry in enumerate(entries, 1):
+        fields = vars(entry)
+        wrong = [name for name, value in fields.items()
+                 if not (isinstance(value, int) and not isinstance(value, bool) and value > 0 if name == "count"
+                         else isinstance(value, str))]
+        if wrong:
+            raise BaselineError(f"{path}: malformed baseline entry {number}: {wrong[0]} = {fields[wrong[0]]!r}")
+    return entries
 
 
 def match(findings: list[Finding], entries: list[Entry], fingerprints: Fingerprints,

@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import json
 import os
+import signal
 import sys
 from contextlib import nullcontext
 
@@ -14,6 +15,7 @@ from tl_inspect import __version__, baseline
 from tl_inspect.baseline import BaselineError
 from tl_inspect.changes import ChangesError, changes_since
 from tl_inspect.config import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
+from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
@@ -47,7 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-a", "--arg", action="append", default=[], metavar="NAME=VALUE",
                    help="argument for a FILE.py::factory target (repeatable)")
     p.add_argument("-j", "--jobs", type=int, help="parallel workers (default: CPU count)")
-    p.add_argument("--timeout", type=float, help="seconds allowed per file (default 120)")
+    p.add_argument("--timeout", type=float,
+                   help="seconds a worker may spend on a file (default 120); a kernel that hangs loses only itself")
+    p.add_argument("--max-memory", metavar="SIZE",
+                   help="memory one worker may use, e.g. 4G or 512M (default: the machine's memory / jobs)")
     p.add_argument("--nvcc", action="store_true", help="also run nvcc and record ptxas registers/spills/smem")
     p.add_argument("--no-proofs", action="store_true",
                    help="do not rebuild kernels to prove causes (faster; then no vectorization finding is reported)")
@@ -71,8 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised so that every cleanup runs: workers killed, temporary folders removed."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if argv and argv[0] == "rules":
             return _list_rules()
@@ -87,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tl-inspect: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("tl-inspect: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def all_rules() -> list:
@@ -131,7 +150,7 @@ def parse_args_option(values: list[str]) -> dict:
 
 def _inspect(options: argparse.Namespace) -> int:
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, TargetError, inspect_jobs, parse_targets
-    from tl_inspect.inspector.targets import imports_tilelang
+    from tl_inspect.inspector.targets import tilelang_target
 
     if options.new_only and not options.diff_against:
         raise UsageError("--new-only needs --diff-against REV")
@@ -142,17 +161,19 @@ def _inspect(options: argparse.Namespace) -> int:
     config = load_config(options.config or find_config(os.getcwd()), rules)
     settings = resolve_settings(config, rules, select=options.select, ignore=options.ignore,
                                 extend_select=options.extend_select, arch=options.arch,
-                                timeout=options.timeout, jobs=options.jobs, fail_on=options.fail_on)
+                                timeout=options.timeout, max_memory=options.max_memory, jobs=options.jobs,
+                                fail_on=options.fail_on)
     entries = baseline.load(options.baseline) if options.baseline else None
     try:
         targets = parse_targets(options.paths)
     except TargetError as exc:
         raise UsageError(str(exc)) from None
     if options.only_tilelang:
-        targets = [t for t in targets if imports_tilelang(t.path)]
+        targets = [found for t in targets for found in ([t] if t.error else tilelang_target(t.path))]
     changes = changes_since(options.diff_against) if options.diff_against else None
     if changes:
         targets = [t for t in targets if changes.touches(t.path)]
+    _check_outputs(options)
     args = parse_args_option(options.arg)
     if args and not any(t.only for t in targets):
         raise UsageError("-a/--arg needs a FILE.py::factory target")
@@ -161,9 +182,19 @@ def _inspect(options: argparse.Namespace) -> int:
     jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs, only=t.only,
                 args=args if t.only else {}, cases=config.cases_for(t.path))
             for t in targets]
-    with progress_bar(jobs) as on_done:
-        files = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
-                             on_done=on_done, use_cache=not options.no_cache)
+    readable = [job for job, target in zip(jobs, targets) if not target.error]
+    with progress_bar(readable) as on_done:
+        inspected = iter(inspect_jobs(readable, workers=settings.jobs,
+                                      timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
+                                      max_memory=settings.max_memory, on_done=on_done,
+                                      use_cache=not options.no_cache))
+    files = [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
+    return call_on_deep_stack(_conclude, options, settings, rules, entries, changes, jobs, files)
+
+
+def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entries, changes, jobs: list,
+              files: list[FileResult]) -> int:
+    """Check the rules and write every output: rules and renderers recurse on expression depth."""
     texts = SourceFiles()
     reports, complete = _check(jobs, files, settings, rules, texts)
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
@@ -183,14 +214,17 @@ def _inspect(options: argparse.Namespace) -> int:
     _write_report(run, options)
     for note in notes:
         print(note, file=sys.stderr)
-    if options.dump:
-        from tl_inspect.inspector.dump import write_dump
+    try:
+        if options.dump:
+            from tl_inspect.inspector.dump import write_dump
 
-        write_dump(run, options.dump)
-    if options.html:
-        from tl_inspect.reports.html import write_html
+            write_dump(run, options.dump)
+        if options.html:
+            from tl_inspect.reports.html import write_html
 
-        write_html(run, options.html)
+            write_html(run, options.html)
+    except OSError as exc:
+        raise UsageError(f"{exc.filename}: cannot write: {exc.strerror}") from None
     if options.write_baseline:
         return EXIT_ERROR if run.has_errors else EXIT_CLEAN
     return exit_status(run, settings.fail_on, options.exit_zero)
@@ -203,17 +237,25 @@ def _check(jobs: list, files: list[FileResult], settings: Settings, rules: list,
     Returns the reports, and for each source file (real path) whether every kernel it defines was
     inspected without error: only then is a suppression without a finding known to be unused."""
     from tl_inspect.rules import check_kernel
+    from tl_inspect.rules.runner import RuleFailure
 
     reports = []
     complete: dict[str, bool] = {}
     for job, file in zip(jobs, files):
-        whole = (job.only is None and file.error is None and not file.notes
-                 and all(k.status == "ok" for k in file.kernels))
+        checked_reports = []
         for kernel in file.kernels:
-            real = os.path.realpath(kernel.file)
-            complete[real] = complete.get(real, True) and whole
             checked = [r for r in settings.rules_for(kernel.file) if r is not UnusedSuppression]
-            reports.append(KernelReport(kernel, tuple(check_kernel(kernel, texts.text(kernel.file), checked))))
+            try:
+                findings = tuple(check_kernel(kernel, texts.text(kernel.file), checked))
+            except RuleFailure as exc:
+                kernel, findings = dataclasses.replace(kernel, status="error", error=str(exc)), ()
+            checked_reports.append(KernelReport(kernel, findings))
+        whole = (job.only is None and file.error is None and not file.notes
+                 and all(r.kernel.status == "ok" for r in checked_reports))
+        for report in checked_reports:
+            real = os.path.realpath(report.kernel.file)
+            complete[real] = complete.get(real, True) and whole
+        reports.extend(checked_reports)
     by_file: dict[str, list[KernelReport]] = {}
     for report in reports:
         by_file.setdefault(os.path.realpath(report.kernel.file), []).append(report)
@@ -247,19 +289,47 @@ def _apply_baseline(run: RunResult, entries: list, path: str, texts: SourceFiles
     return _keep(run, lambda f: id(f) in new), "\n".join(lines)
 
 
+def _check_outputs(options: argparse.Namespace) -> None:
+    """Every output must be writable before anything is compiled: a bad path costs a second, not the run."""
+    for path in (options.output, options.write_baseline):
+        if path:
+            try:
+                with open(path, "a", encoding="utf-8"):
+                    pass
+            except OSError as exc:
+                raise UsageError(f"{path}: cannot write to this file: {exc.strerror}") from None
+    for flag, folder in (("--html", options.html), ("--dump", options.dump)):
+        if folder and os.path.exists(folder) and not os.path.isdir(folder):
+            raise UsageError(f"{flag} {folder}: this is a file; give a folder")
+        if folder:
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(f"{flag} {folder}: cannot create this folder: {exc.strerror}") from None
+            if not os.access(folder, os.W_OK):
+                raise UsageError(f"{flag} {folder}: cannot write into this folder")
+
+
 def _write_report(run: RunResult, options: argparse.Namespace) -> None:
     from tl_inspect.reports import get_reporter
 
     fmt = options.format or "full"
     try:
-        output = open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout)
+        with open(options.output, "w", encoding="utf-8") if options.output else nullcontext(sys.stdout) as out:
+            if options.statistics:
+                _print_statistics(run, out, as_json=fmt in ("json", "json-lines"))
+            else:
+                get_reporter(fmt)(run, out)
+            out.flush()  # a full disk or a closed pipe shows here, not at exit
+    except BrokenPipeError:
+        # the reader stopped early (`| head`): nothing more to say to it, and nothing at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise UsageError("the output was closed before the whole report was written") from None
     except OSError as exc:
-        raise UsageError(f"{options.output}: cannot write the report: {exc.strerror}") from None
-    with output as out:
-        if not options.statistics:
-            get_reporter(fmt)(run, out)
-            return
-        _print_statistics(run, out, as_json=fmt in ("json", "json-lines"))
+        raise UsageError(f"{options.output or 'standard output'}: cannot write the report: {exc.strerror}") from None
+    if not (options.statistics or options.output):
+        return
+    # the report went elsewhere or has no room for them: errors still reach the terminal
     for file in run.files:
         if file.error:
             print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -23,8 +24,8 @@ from tl_inspect.model import SEVERITIES
 from tl_inspect.selection import SelectionError, check_selectors, matches, parse_list, select_rules
 
 SECTION = "tl-inspect"
-KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "timeout", "jobs", "fail-on",
-        "cases")
+KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "timeout", "max-memory", "jobs",
+        "fail-on", "cases")
 DEFAULT_ARCH = "sm_90"
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
 
@@ -45,6 +46,7 @@ class Config:
     per_file_ignores: tuple = ()  # (pattern, (selector, ...)), in file order
     arch: str | None = None
     timeout: float | None = None
+    max_memory: int | None = None  # MiB
     jobs: int | None = None
     fail_on: str | None = None
     cases: dict = field(default_factory=dict)  # (real path, factory) -> [kwargs, ...]
@@ -69,6 +71,7 @@ class Settings:
     rules: tuple  # selected rule classes, before per-file-ignores
     arch: str = DEFAULT_ARCH
     timeout: float | None = None
+    max_memory: int | None = None  # MiB per worker; None: the machine's memory shared by the workers
     jobs: int = 0  # 0: one worker per CPU
     fail_on: str = "info"
 
@@ -128,6 +131,7 @@ def load_config(path: str | None, all_rules: list) -> Config:
         per_file_ignores=value("per-file-ignores", lambda raw: _per_file_ignores(raw, all_rules)) or (),
         arch=value("arch", check_arch),
         timeout=value("timeout", check_timeout),
+        max_memory=value("max-memory", check_memory),
         jobs=value("jobs", check_jobs),
         fail_on=value("fail-on", check_fail_on),
         cases=value("cases", lambda raw: _cases(raw, root)) or {},
@@ -135,15 +139,16 @@ def load_config(path: str | None, all_rules: list) -> Config:
 
 
 def resolve_settings(config: Config, all_rules: list, *, select=None, ignore=None, extend_select=None,
-                     arch=None, timeout=None, jobs=None, fail_on=None) -> Settings:
+                     arch=None, timeout=None, max_memory=None, jobs=None, fail_on=None) -> Settings:
     """Lay command-line values (None: not given) over the configuration file."""
     from_file = select_rules(all_rules, config.select, config.ignore, config.extend_select)
     try:
         rules = select_rules(all_rules, select, ignore, extend_select, base=from_file)
     except SelectionError as exc:
         raise ConfigError(str(exc)) from None
-    flag = {"arch": arch, "timeout": timeout, "jobs": jobs, "fail_on": fail_on}
-    checks = {"arch": check_arch, "timeout": check_timeout, "jobs": check_jobs, "fail_on": check_fail_on}
+    flag = {"arch": arch, "timeout": timeout, "max_memory": max_memory, "jobs": jobs, "fail_on": fail_on}
+    checks = {"arch": check_arch, "timeout": check_timeout, "max_memory": check_memory, "jobs": check_jobs,
+              "fail_on": check_fail_on}
     chosen = {}
     for name, given in flag.items():
         if given is not None:
@@ -165,9 +170,20 @@ def check_arch(raw) -> str:
 
 
 def check_timeout(raw) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw <= 0:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw <= 0:
         raise ConfigError(f"expected a number of seconds above 0, got {raw!r}")
     return float(raw)
+
+
+_MEMORY = re.compile(r"^\s*(\d+)\s*([MG]i?B?)?\s*$", re.I)
+
+
+def check_memory(raw) -> int:
+    """MiB from 4096, "4096M", "4G" or "4GiB"."""
+    match = _MEMORY.match(str(raw)) if isinstance(raw, (int, str)) and not isinstance(raw, bool) else None
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f"expected a size above 0 such as 4096 (MiB), '512M' or '4G', got {raw!r}")
+    return int(match.group(1)) * (1024 if (match.group(2) or "M")[0].upper() == "G" else 1)
 
 
 def check_jobs(raw) -> int:
@@ -229,6 +245,8 @@ def _read_toml(path: str) -> dict:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
 

@@ -226,7 +226,7 @@ class FileResult:
     peak_rss_mb: float = 0.0
     seconds: float = 0.0
     cached: bool = False  # served from tl-inspect's result cache, not compiled in this run
-    dependencies: tuple = ()  # (path, sha256) of the user's Python files the import read
+    dependencies: tuple = ()  # (kind, name, digest) of the sources, files and variables read (inspector.inputs)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ class SourceFiles:
     def _read(self, path: str) -> str | None:
         if path not in self._texts:
             try:
-                with open(path, encoding="utf-8", errors="replace") as f:
+                with open(path, encoding="utf-8-sig", errors="replace") as f:
                     self._texts[path] = f.read()
             except OSError:
                 self._texts[path] = None

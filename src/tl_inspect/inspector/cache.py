@@ -1,9 +1,10 @@
 """Reuse the inspection of a file whose code has not changed (`--no-cache` turns this off).
 
 An entry is found by the job (the file and the options) and the versions of tilelang and of
-tl-inspect's inspector code; it is used only while every Python file the import read (the worker
-records them: the file itself and the user's modules it imported, not installed packages) still has
-the content it had. Only clean results are stored, so an error is always reproduced by a fresh compile.
+tl-inspect's inspector code; it is used only while every input the worker recorded as it read it
+(`inputs`: the user's Python sources, other files opened, environment variables read) is unchanged.
+Only clean results whose every input could be hashed are stored, so an error is always reproduced by
+a fresh compile.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import tempfile
 from dataclasses import asdict, replace
 from importlib import metadata
 
+from tl_inspect.deepstack import call_on_deep_stack
+from tl_inspect.inspector import inputs
 from tl_inspect.inspector.worker import Job
 from tl_inspect.model import FileResult
 
@@ -45,35 +48,27 @@ def _entry_path(job: Job) -> str:
     return os.path.join(cache_dir(), digest.hexdigest() + ".pickle")
 
 
-def _unchanged(dependencies: tuple) -> bool:
-    for path, sha in dependencies:
-        try:
-            with open(path, "rb") as f:
-                if hashlib.sha256(f.read()).hexdigest() != sha:
-                    return False
-        except OSError:
-            return False
-    return bool(dependencies)
-
-
 def load(job: Job) -> FileResult | None:
     try:
         with open(_entry_path(job), "rb") as f:
             result = pickle.load(f)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
         return None
-    return replace(result, cached=True) if _unchanged(result.dependencies) else None
+    return replace(result, cached=True) if inputs.unchanged(result.dependencies) else None
 
 
 def store(job: Job, result: FileResult) -> None:
-    if result.error or any(k.status != "ok" for k in result.kernels) or not result.dependencies:
+    if (result.error or any(k.status != "ok" for k in result.kernels) or not result.dependencies
+            or any(digest is None for _, _, digest in result.dependencies)):
         return
     folder = cache_dir()
     try:
         os.makedirs(folder, exist_ok=True)
         # write then rename, so a concurrent run never reads half a file
+        # pickling recurses once per level of the kernels' expressions
+        data = call_on_deep_stack(pickle.dumps, result, pickle.HIGHEST_PROTOCOL)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as f:
-            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.write(data)
         os.replace(f.name, os.path.join(folder, os.path.basename(_entry_path(job))))
     except OSError:
         pass

@@ -23,7 +23,12 @@ def write_dump(run: RunResult, directory: str) -> list[str]:
         if k.status != "ok":
             continue
         stem = os.path.splitext(os.path.basename(k.file))[0]
-        folder = os.path.join(directory, _safe(stem), _safe(k.name))
+        base = folder = os.path.join(directory, _safe(stem), _safe(k.name))
+        # two files of one name (a/norms.py, b/norms.py) with a kernel of one name: number the later ones
+        number = 1
+        while folder in written:
+            number += 1
+            folder = f"{base}-{number}"
         os.makedirs(folder, exist_ok=True)
         files = {"kernel.cu": k.source, "kernel.line.cu": k.source_with_directives,
                  "layouts.txt": k.layout_text,

@@ -4,6 +4,10 @@ tilelang's caches and registries leak state between files and a deep expression 
 compiler, so every file gets a fresh process. Workers are forked by a zygote process that has already
 imported tilelang (about 2 s saved per file); the environment it gets disables tilelang's kernel cache
 and points its cache directory at a temporary folder, so nothing lands in ~/.tilelang.
+
+A worker that crashes or times out in one kernel costs that kernel only: a fresh worker compiles the
+file's remaining kernels. Each worker runs under the time limit (counted from its fork) and a memory
+limit, and is killed with everything it started on every way out (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from tl_inspect.inspector import cache
@@ -33,12 +38,19 @@ _POLL_SECONDS = 0.02
 
 @dataclass
 class _Running:
+    """One worker for one file, from the queue to its exit."""
+
     index: int
     job: Job
-    workdir: str
-    started: float
+    earlier: FileResult | None = None  # what earlier workers for this file found, when this one resumes
+    # runs with no other worker beside it: it was running when something killed the zygote
+    alone: bool = False
+    workdir: str = ""
+    submitted: float = 0.0
     pid: int | None = None
+    started: float = 0.0  # when the zygote forked the worker: the time limit counts from here
     exit_code: int | None = None
+    peak_mib: float = 0.0
     timed_out: bool = False
 
 
@@ -58,29 +70,39 @@ class _Zygote:
         self.log_path = os.path.join(scratch, "zygote.log")
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "tl_inspect.inspector.zygote"], stdin=subprocess.PIPE,
+                # -P: a copy.py or random.py in the current folder must not shadow the standard library
+                [sys.executable, "-P", "-m", "tl_inspect.inspector.zygote", scratch], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=log, env=env, cwd=os.getcwd(), start_new_session=True,
             )
         self.messages: queue.Queue = queue.Queue()
+        self.started_any = False  # a worker was forked: the zygote did start
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         for line in self.process.stdout:
-            self.messages.put(line.decode().split())
+            words = line.decode().split()
+            self.started_any = self.started_any or words[:1] == ["started"]
+            self.messages.put(words)
         self.messages.put(["gone"])
 
-    def submit(self, job_id: int, job: Job, workdir: str) -> None:
+    def submit(self, job_id: int, job: Job, max_memory_mib: int, workdir: str) -> None:
         paths = [os.path.join(workdir, n) for n in ("result.pickle", "stdout.txt", "stderr.txt")]
-        payload = base64.b64encode(pickle.dumps((job, *paths)))
-        self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
-        self.process.stdin.flush()
+        payload = base64.b64encode(pickle.dumps((job, max_memory_mib, *paths)))
+        try:
+            self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            pass  # the zygote is gone; its "gone" message decides what becomes of this job
 
-    def failure(self) -> str:
+    def failure(self, timeout: float) -> str:
+        if self.process.poll() is None:
+            return f"the tilelang worker did not start within {timeout:g} s"
         with open(self.log_path, errors="replace") as log:
             lines = [ln.strip() for ln in log.read().splitlines() if ln.strip()]
         return "could not start the tilelang worker: " + (lines[-1] if lines else "no output")
 
     def close(self) -> None:
+        """Closing stdin makes the zygote kill every worker and what they started, then exit."""
         try:
             self.process.stdin.close()
         except OSError:
@@ -89,18 +111,24 @@ class _Zygote:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
 
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-                 on_done: Callable[[FileResult], None] | None = None,
+                 max_memory: int | None = None, on_done: Callable[[FileResult], None] | None = None,
                  use_cache: bool = False) -> list[FileResult]:
-    """Run every job, return their results in the order of `jobs`."""
+    """Run every job, return their results in the order of `jobs`.
+
+    `workers` 0 means one per CPU; `max_memory` (MiB per worker) None means the machine's memory
+    divided by the workers."""
     results: list[FileResult | None] = [cache.load(job) if use_cache else None for job in jobs]
     for result in results:
         if result is not None and on_done:
             on_done(result)
     todo = [i for i, result in enumerate(results) if result is None]
-    fresh = _run(jobs, todo, workers, timeout, on_done)
+    workers = workers or os.cpu_count() or 1
+    max_memory = max_memory or os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // workers // 2**20
+    fresh = _run(jobs, todo, workers, timeout, max_memory, on_done)
     for index in todo:
         results[index] = fresh[index]
         if use_cache:
@@ -108,55 +136,125 @@ def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIM
     return results
 
 
-def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, on_done) -> dict[int, FileResult]:
+def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_memory: int,
+         on_done) -> dict[int, FileResult]:
     """Run the jobs at the given indices in workers; their results by index."""
     if not todo:
         return {}
-    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    workers = max(1, min(workers, len(todo)))
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
-    zygote = _Zygote(scratch, jobs[todo[0]].arch)
+    arch = jobs[todo[0]].arch
+    zygote = _Zygote(scratch, arch)
+    running: dict[int, _Running] = {}
     try:
         results: dict[int, FileResult] = {}
-        pending = [(index, jobs[index]) for index in todo]
-        running: dict[int, _Running] = {}
+        pending = [_Running(index, jobs[index]) for index in todo]
 
-        def finish(item: _Running) -> None:
+        def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
             del running[item.index]
-            results[item.index] = result = _collect(item, timeout)
+            if item.earlier:
+                result = _merged(item.earlier, result)
+            if remaining:
+                # the worker died in one kernel: a fresh one compiles the kernels after it
+                resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
+                pending.insert(0, _Running(item.index, resumed, result))
+                return
+            results[item.index] = result
             if on_done:
                 on_done(result)
 
         while pending or running:
-            while pending and len(running) < workers:
-                index, job = pending.pop(0)
-                workdir = tempfile.mkdtemp(prefix=f"job{index}-", dir=scratch)
-                running[index] = _Running(index, job, workdir, time.monotonic())
-                zygote.submit(index, job, workdir)
+            while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
+                    not pending[0].alone or not running):
+                item = pending.pop(0)
+                item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
+                item.submitted = time.monotonic()
+                running[item.index] = item
+                zygote.submit(item.index, item.job, max_memory, item.workdir)
             try:
                 message = zygote.messages.get(timeout=_POLL_SECONDS)
             except queue.Empty:
                 message = None
             if message and message[0] == "started":
-                running[int(message[1])].pid = int(message[2])
+                item = running[int(message[1])]
+                item.pid, item.started = int(message[2]), time.monotonic()
             elif message and message[0] == "exited":
                 for item in list(running.values()):
                     if item.pid == int(message[1]):
-                        item.exit_code = int(message[2])
-                        finish(item)
-            elif message and message[0] == "gone":
-                reason = zygote.failure()
-                for item in list(running.values()) + [_Running(i, j, "", 0) for i, j in pending]:
-                    results[item.index] = FileResult(path=item.job.path, error=reason)
+                        item.exit_code, item.peak_mib = int(message[2]), int(message[3]) / 1024
+                        finish(item, *_collect(item, timeout, max_memory))
+            elif message and message[0] == "gone" and zygote.started_any:
+                # a user file killed the zygote, its workers' parent: find which one and spare the others
+                for item in list(running.values()):
+                    if item.pid:
+                        _kill_group(item.pid)
+                    if item.alone:
+                        finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
+                                                                          "process (the worker's parent)"))
+                    else:
+                        del running[item.index]
+                        pending.insert(0, replace(item, alone=True, pid=None, started=0.0))
+                zygote.close()
+                zygote = _Zygote(scratch, arch)
+            elif message and message[0] == "gone" or _never_started(running.values(), timeout):
+                reason = zygote.failure(timeout)
+                for item in list(running.values()) + pending:
+                    lost = FileResult(path=item.job.path, error=reason)
+                    results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
                 return results
             now = time.monotonic()
             for item in running.values():
                 if item.pid and not item.timed_out and now - item.started > timeout:
                     item.timed_out = True
-                    os.kill(item.pid, signal.SIGKILL)
+                    _kill_group(item.pid)
         return results
     finally:
-        zygote.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        with _signals_held():
+            # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
+            for item in running.values():
+                if item.pid:
+                    _kill_group(item.pid)
+            zygote.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _never_started(running: Iterable[_Running], timeout: float) -> bool:
+    """The zygote has not forked a worker for a job within the time limit: its start-up hangs."""
+    return any(not item.pid and time.monotonic() - item.submitted > timeout for item in running)
+
+
+def _kill_group(pid: int) -> None:
+    """Kill a worker and everything it started (each worker leads its own process group)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass  # already gone
+
+
+@contextmanager
+def _signals_held():
+    """A second Ctrl-C or a SIGTERM must not cut the cleanup short: hold them until it is done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = {sig: signal.signal(sig, lambda number, frame: caught.append(number))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+def _merged(earlier: FileResult, later: FileResult) -> FileResult:
+    """The result of a file whose worker was replaced: the first worker's import, both workers' kernels."""
+    return replace(later, kernels=earlier.kernels + later.kernels, notes=earlier.notes, warnings=earlier.warnings,
+                   error=earlier.error or later.error,
+                   error_line=earlier.error_line if earlier.error else later.error_line,
+                   peak_rss_mb=max(earlier.peak_rss_mb, later.peak_rss_mb), seconds=earlier.seconds + later.seconds)
 
 
 def _records(path: str) -> Iterable[tuple]:
@@ -172,7 +270,8 @@ def _records(path: str) -> Iterable[tuple]:
         return
 
 
-def _collect(item: _Running, timeout: float) -> FileResult:
+def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
+    """The worker's result, and the kernels it did not reach because it died in one of them."""
     job = item.job
     kernels: list[KernelArtifact] = []
     notes: list[str] = []
@@ -181,14 +280,16 @@ def _collect(item: _Running, timeout: float) -> FileResult:
     error_line = None
     fatal = None
     current = None
+    planned: list = []
     finished = False
-    peak = 0.0
     dependencies: tuple = ()
     for kind, payload in _records(os.path.join(item.workdir, "result.pickle")):
         if kind == "import":
             import_error, error_line, warnings = payload["error"], payload["error_line"], payload["warnings"]
         elif kind == "notes":
             notes.extend(payload)
+        elif kind == "plan":
+            planned = payload
         elif kind == "start":
             current = payload
         elif kind == "kernel":
@@ -200,21 +301,32 @@ def _collect(item: _Running, timeout: float) -> FileResult:
             import_error = import_error or payload
         elif kind == "done":
             finished = True
-            peak = payload["peak_rss_mb"]
             dependencies = payload["dependencies"]
     error = fatal.splitlines()[0] if fatal else import_error
     if error != import_error:
         error_line = None
+    remaining: tuple = ()
     if not finished:
         reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code)
+        if item.peak_mib > 0.9 * max_memory:
+            # allocations failing in C code crash the process instead of raising MemoryError
+            reason += f" at its memory limit of {max_memory} MiB (--max-memory)"
+        reached = {k.name for k in kernels} | {current}
+        remaining = tuple(name for name in planned if name not in reached)
         if current:
             kernels.append(KernelArtifact(name=current, file=job.path, line=None, arch=job.arch,
                                           status="error", error=f"worker {reason} while compiling this kernel"))
         else:
             error, error_line = f"worker {reason}" + ("" if kernels else " while importing the module"), None
+            # no kernel to blame, so a fresh worker could die the same way: name what was not inspected
+            kernels += [KernelArtifact(name=name, file=job.path, line=None, arch=job.arch, status="error",
+                                       error=f"not inspected: the worker {reason} before this kernel")
+                        for name in remaining]
+            remaining = ()
+    seconds = time.monotonic() - (item.started or item.submitted)
     return FileResult(path=job.path, kernels=tuple(kernels), error=error, error_line=error_line, notes=tuple(notes),
-                      warnings=warnings, peak_rss_mb=peak, seconds=time.monotonic() - item.started,
-                      dependencies=dependencies)
+                      warnings=warnings, peak_rss_mb=item.peak_mib, seconds=seconds,
+                      dependencies=dependencies), remaining
 
 
 def _exit_reason(code) -> str:

@@ -14,6 +14,7 @@ _SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist", "site-packages"
 class Target:
     path: str
     only: str | None = None
+    error: str | None = None  # a file or folder that could not be read: reported, not inspected
 
 
 class TargetError(ValueError):
@@ -29,7 +30,7 @@ def parse_targets(args: list[str]) -> list[Target]:
         if os.path.isdir(path):
             if sep:
                 raise TargetError(f"{arg}: ::NAME needs a file, not a directory")
-            targets.extend(Target(p) for p in python_files_importing_tilelang(path))
+            targets.extend(python_files_importing_tilelang(path))
         elif os.path.isfile(path):
             targets.append(Target(path, name or None))
         else:
@@ -40,21 +41,27 @@ def parse_targets(args: list[str]) -> list[Target]:
     return list(unique.values())
 
 
-def python_files_importing_tilelang(directory: str) -> list[str]:
+def python_files_importing_tilelang(directory: str) -> list[Target]:
+    """The files to inspect below `directory`, and a target with an error for each file or folder
+    that cannot be read (it might import tilelang: never skip it without a word)."""
     found = []
-    for root, dirs, files in os.walk(directory):
+
+    def unreadable(exc: OSError) -> None:
+        found.append(Target(exc.filename, error=f"cannot read this folder: {exc.strerror}"))
+
+    for root, dirs, files in os.walk(directory, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
                          and not os.path.exists(os.path.join(root, d, "pyvenv.cfg")))
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            if name.endswith(".py") and imports_tilelang(path):
-                found.append(path)
+        found.extend(target for name in sorted(files) if name.endswith(".py")
+                     for target in tilelang_target(os.path.join(root, name)))
     return found
 
 
-def imports_tilelang(path: str) -> bool:
+def tilelang_target(path: str) -> list[Target]:
+    """[Target(path)] when the file imports tilelang, [] when it does not, an error target when unreadable."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return bool(_IMPORTS_TILELANG.search(f.read()))
-    except OSError:
-        return False
+        # utf-8-sig: a byte-order mark must not hide the first line's import
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            return [Target(path)] if _IMPORTS_TILELANG.search(f.read()) else []
+    except OSError as exc:
+        return [Target(path, error=f"cannot read this file: {exc.strerror}")]

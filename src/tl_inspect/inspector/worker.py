@@ -15,15 +15,14 @@ import pickle
 import re
 import resource
 import sys
-import threading
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
 
-# the compiler recurses on deep expressions; the default 8 MB stack segfaults on a 10k-term expression
-COMPILE_STACK_BYTES = 1 << 30
-# tilelang's printers and tl-inspect's IR conversion recurse in Python too; the big stack affords this
-RECURSION_LIMIT = 200_000
+from tl_inspect.deepstack import call_on_deep_stack
+from tl_inspect.inspector import inputs
+
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
 
@@ -36,6 +35,7 @@ class Job:
     only: str | None = None  # FILE.py::NAME
     args: dict = field(default_factory=dict)  # -a NAME=VALUE for FILE.py::factory
     cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...] from the configuration
+    skip: tuple = ()  # kernels an earlier worker for this file compiled or crashed on
 
 
 @dataclass
@@ -48,18 +48,18 @@ class KernelSpec:
 
 # ---------------------------------------------------------------- entry point (child process)
 
-def run(job: Job, result_path: str, out_path: str, err_path: str) -> None:
+def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path: str) -> None:
     sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
+    # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
+    tempfile.tempdir = os.path.join(os.path.dirname(result_path), "tmp")
+    os.makedirs(tempfile.tempdir, exist_ok=True)
+    os.environ["TMPDIR"] = tempfile.tempdir
     out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(out_fd, 1)
     os.dup2(err_fd, 2)
-    threading.stack_size(COMPILE_STACK_BYTES)
-    sys.setrecursionlimit(RECURSION_LIMIT)
     with open(result_path, "ab", buffering=0) as sink:
-        thread = threading.Thread(target=_guarded, args=(job, sink, out_path, err_path))
-        thread.start()
-        thread.join()
+        call_on_deep_stack(_guarded, job, max_memory_mib, sink, out_path, err_path)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -80,14 +80,37 @@ def _emit(sink, kind: str, payload) -> None:
     sink.write(buffer.getvalue())
 
 
-def _guarded(job: Job, sink, out_path: str, err_path: str) -> None:
+def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) -> None:
+    _limit_memory(max_memory_mib)
+    recorder = inputs.Recorder(os.path.dirname(out_path))
     try:
+        recorder.install()
         _work(job, sink, _Capture(out_path, err_path))
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
-        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {exc}\n"
+        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(str(exc))}\n"
                              + "".join(traceback.format_exception(exc)))
-    _emit(sink, "done", {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                         "dependencies": user_dependencies(os.path.abspath(job.path))})
+    _emit(sink, "done", {"dependencies": recorder.inputs()})
+
+
+# the limit this worker runs under, for the message of a MemoryError (one user file per process)
+_memory_limit_mib = 0
+
+
+def _limit_memory(mib: int) -> None:
+    """Let the worker allocate `mib` MiB beyond what it holds now, tilelang and the compile stack included.
+
+    RLIMIT_DATA counts what is allocated (heap, anonymous mappings), not the address space that
+    libraries and thread arenas merely reserve; the hard limit too, so user code cannot raise it."""
+    global _memory_limit_mib
+    _memory_limit_mib = mib
+    with open("/proc/self/status") as status:
+        held_kib = next(int(line.split()[1]) for line in status if line.startswith("VmData:"))
+    limit = held_kib * 1024 + mib * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+# what one phase may keep of its fd 1 or fd 2 output: it ends up in reports, pages and the cache
+CAPTURE_LIMIT_BYTES = 1 << 20
 
 
 class _Capture:
@@ -95,12 +118,13 @@ class _Capture:
 
     def __init__(self, out_path: str, err_path: str):
         self.paths = (out_path, err_path)
-        self.marks = (0, 0)
+        self.marks = [0, 0]
 
-    def mark(self) -> None:
+    def mark(self, streams: tuple = (1, 2)) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
-        self.marks = tuple(os.path.getsize(p) for p in self.paths)
+        for stream in streams:
+            self.marks[stream - 1] = os.path.getsize(self.paths[stream - 1])
 
     def since_mark(self) -> tuple[str, str]:
         sys.stdout.flush()
@@ -109,16 +133,23 @@ class _Capture:
         for path, start in zip(self.paths, self.marks):
             with open(path, "rb") as f:
                 f.seek(start)
-                texts.append(f.read().decode("utf-8", errors="replace"))
+                data = f.read(CAPTURE_LIMIT_BYTES)
+                dropped = os.fstat(f.fileno()).st_size - start - len(data)
+            text = data.decode("utf-8", errors="replace")
+            texts.append(text + (f"\n[tl-inspect: {dropped} more bytes of output not kept]" if dropped > 0 else ""))
         return texts[0], texts[1]
 
 
 def _work(job: Job, sink, capture: _Capture) -> None:
     from tl_inspect.inspector import hooks
+    from tl_inspect.model import KernelArtifact
 
     hooks.install(job.arch, job.run_nvcc)
     capture.mark()
+    # paths are reported as the user gave them, relative to this folder, whatever os.chdir the file does
+    home = os.getcwd()
     module, (import_error, error_line) = _import_user_file(os.path.abspath(job.path))
+    os.chdir(home)
     _, import_err_text = capture.since_mark()
     _emit(sink, "import", {"error": import_error, "error_line": error_line,
                            "warnings": split_diagnostics(import_err_text)})
@@ -128,12 +159,19 @@ def _work(job: Job, sink, capture: _Capture) -> None:
     if name_error:
         _emit(sink, "error", name_error)
         return
+    for name, error in _unusable_cases(module, job):
+        if name not in job.skip:
+            _emit(sink, "kernel", KernelArtifact(name=name, file=job.path, line=None, arch=job.arch,
+                                                 status="error", error=error))
     specs, notes = discover(module, job)
+    specs = [spec for spec in specs if spec.name not in job.skip]
     _emit(sink, "notes", notes)
+    _emit(sink, "plan", [spec.name for spec in specs])
     for spec in specs:
         _emit(sink, "start", spec.name)
         capture.mark()
         artifact = compile_kernel(spec, job, capture)
+        os.chdir(home)
         _emit(sink, "kernel", artifact)
 
 
@@ -149,37 +187,15 @@ def _import_user_file(user_file: str):
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
-        return None, (f"SyntaxError: {exc.msg} (while importing the module)", exc.lineno)
+        return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
+    except MemoryError as exc:
+        # the module's names hold what it allocated: drop them all, or nothing more can be done
+        vars(module).clear()
+        return None, describe_error(exc, user_file, "while importing the module")
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         # names bound before the failure stay in the module: inspect them and report the error
         return module, describe_error(exc, user_file, "while importing the module")
     return module, (None, None)
-
-
-def user_dependencies(user_file: str) -> tuple:
-    """(path, sha256) of the user's file and of every module it imported that is neither the standard
-    library nor an installed package: what its results depend on, for tl-inspect's result cache."""
-    import hashlib
-    import sysconfig
-
-    installed = tuple(os.path.realpath(p) + os.sep for p in {
-        sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")})
-    own_package = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
-    files = {os.path.realpath(user_file)}
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if path and path.endswith(".py"):
-            real = os.path.realpath(path)
-            if not real.startswith(installed) and not real.startswith(own_package):
-                files.add(real)
-    found = []
-    for path in sorted(files):
-        try:
-            with open(path, "rb") as f:
-                found.append((path, hashlib.sha256(f.read()).hexdigest()))
-        except OSError:
-            continue
-    return tuple(found)
 
 
 # ---------------------------------------------------------------- discovery
@@ -226,16 +242,29 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
 
 
 def _check_names(module, job: Job) -> str | None:
-    """The error for a FILE.py::NAME or a TL_INSPECT_CASES entry that names nothing in the file."""
+    """The error of the whole file: a malformed TL_INSPECT_CASES, or a FILE.py::NAME that names nothing."""
     cases = getattr(module, CASES_VARIABLE, None)
     if cases is not None and not (isinstance(cases, dict) and all(
             isinstance(v, (list, tuple)) and all(isinstance(c, dict) for c in v) for v in cases.values())):
         return f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts"
-    for name in list(cases or {}) + list(job.cases) + ([job.only] if job.only else []):
-        if not hasattr(module, name):
-            where = f"{job.path}::{name}" if name == job.only else f"{CASES_VARIABLE} entry {name!r}"
-            return f"{where}: no kernel or factory named {name!r} in this file"
+    if job.only and not hasattr(module, job.only):
+        return f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file"
     return None
+
+
+def _unusable_cases(module, job: Job) -> list[tuple[str, str]]:
+    """(name, error) of each case entry naming nothing or something that cannot be called: one
+    mistyped name costs its own cases, the file's other kernels are still inspected."""
+    found = []
+    for name in dict.fromkeys([*(getattr(module, CASES_VARIABLE, None) or {}), *job.cases]):
+        where = f"{CASES_VARIABLE} entry {name!r}"
+        if job.only and name != job.only:
+            continue
+        if not hasattr(module, name):
+            found.append((name, f"{where}: no kernel or factory named {name!r} in this file"))
+        elif not callable(getattr(module, name)):
+            found.append((name, f"{where}: {name!r} is a {type(getattr(module, name)).__name__}, not a factory"))
+    return found
 
 
 def _is_users(path: str | None) -> bool:
@@ -372,6 +401,8 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
         base["line"] = _prim_func_line(prim_func) or None
         artifact = _lower(prim_func, pass_configs, job, user_file, base, capture)
     except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
+        if isinstance(exc, MemoryError):
+            traceback.clear_frames(exc.__traceback__)  # their locals hold what the factory allocated
         _, err_text = capture.since_mark()
         error, error_line = describe_error(exc, user_file, "while compiling")
         return KernelArtifact(**base, status="error", error=error, error_line=error_line,
@@ -408,6 +439,8 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
             if info.name in after:
                 kept[after[info.name]] = mod
 
+    # from here fd 1 holds the layout visualisation only, not what the user's factory printed
+    capture.mark(streams=(1,))
     started = time.perf_counter()
     target = hooks.cuda_target(job.arch)
     lines_config = {**pass_configs, "tl.emit_line_directives": True}
@@ -497,10 +530,21 @@ def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, 
             if os.path.abspath(frame.filename) == user_file:
                 location = frame.lineno
                 break
-    text = f"{type(exc).__name__}: {first or 'no message'} ({when})"
+    if isinstance(exc, MemoryError):
+        first = f"over the memory limit of {_memory_limit_mib} MiB per worker (--max-memory)"
+    text = printable(f"{type(exc).__name__}: {first or 'no message'} ({when})")
     if len(text) > 300:
         text = text[:297] + "..."
     return text, location
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """The user's error text with control characters written as `\\x1b`: escape sequences in a
+    message must not reach the terminal that shows it."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 _LOG_START = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*(?:\S+:\d+:\s*)?")

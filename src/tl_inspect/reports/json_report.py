@@ -52,5 +52,10 @@ def write_json(run: RunResult, out: TextIO) -> None:
 
 @reporter("json-lines")
 def write_json_lines(run: RunResult, out: TextIO) -> None:
+    """One finding per line, and one `{"kind": "error", ...}` line per file or kernel not inspected."""
+    for entry in kernel_entries(run):
+        if entry["status"] != "ok":
+            out.write(json.dumps({"kind": "error", "file": entry["file"], "kernel": entry["name"],
+                                  "line": entry["error_line"] or entry["line"], "error": entry["error"]}) + "\n")
     for finding in run.findings:
         out.write(json.dumps(finding.as_dict()) + "\n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import urllib.parse
 from typing import TextIO
 
 from tl_inspect.baseline import Fingerprints
@@ -28,7 +29,7 @@ FINGERPRINT = "tlInspectFinding/v1"
 def _artifact_location(path: str, root: str) -> dict:
     relative = relative_path(path, root)
     if relative is not None:
-        return {"uri": relative, "uriBaseId": SOURCE_ROOT}
+        return {"uri": urllib.parse.quote(relative), "uriBaseId": SOURCE_ROOT}
     return {"uri": pathlib.Path(path).resolve().as_uri()}
 
 

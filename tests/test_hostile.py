@@ -1,0 +1,288 @@
+"""Hostile inputs and faults (issue 9): nothing lost, nothing left running, one clear line, exit 2.
+
+Each test inspects its own hostile file from tests/data/hostile with the real tilelang."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, inspect_files, run_cli
+from tl_inspect.cli import main
+
+HOSTILE = os.path.join(ROOT, "tests", "data", "hostile")
+
+
+def hostile(name: str) -> str:
+    return os.path.join(HOSTILE, name)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TL_INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def kernels_of(document: dict) -> dict:
+    return {k["name"]: (k["status"], k["error"]) for k in document["kernels"]}
+
+
+def assert_one_line(stderr: str) -> None:
+    assert "Traceback" not in stderr, stderr[-3000:]
+    for line in stderr.splitlines():
+        assert line.startswith("tl-inspect: "), stderr[-3000:]
+
+
+def test_a_500_term_sum_is_checked_by_every_rule_in_the_parent():
+    """Defect 1: rules, renderers and the result cache recurse on expression depth."""
+    for _ in range(2):  # the second run is served from the cache
+        proc = run_cli(hostile("long_sum.py"), "--format", "json", "--exit-zero")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert kernels_of(json.loads(proc.stdout)) == {"long_sum": ("ok", None), "doubled": ("ok", None)}
+    assert json.loads(proc.stdout)["files"][0]["cached"]
+
+
+def test_a_rule_that_fails_fails_only_that_kernel(monkeypatch, capsys, tmp_path):
+    """Defect 1: a rule's exception is a one-line error of its kernel, the other kernels keep their findings."""
+    from tl_inspect.rules.missing_clear import MissingClear
+
+    original = MissingClear.check
+
+    def fails_on_long_sum(self, ctx):
+        if ctx.kernel.name == "long_sum":
+            raise RecursionError("maximum recursion depth exceeded")
+        return original(self, ctx)
+
+    monkeypatch.setattr(MissingClear, "check", fails_on_long_sum)
+    report = tmp_path / "report.json"
+    status = main([hostile("long_sum.py"), "--format", "json", "-o", str(report)])
+    err = capsys.readouterr().err
+    assert status == 2
+    kernels = kernels_of(json.loads(report.read_text()))
+    assert kernels == {
+        "long_sum": ("error", "internal error in rule TLV004 missing-clear: RecursionError: "
+                              "maximum recursion depth exceeded"),
+        "doubled": ("ok", None)}
+    assert_one_line(err)
+
+
+def test_kernels_after_a_crash_or_a_hang_are_inspected_by_a_fresh_worker():
+    """Defect 2: a segfault or a timeout in one kernel costs that kernel only, not the rest of its file."""
+    proc = run_cli(hostile("crashes_and_hangs_mid_file.py"), "--format", "json", "--timeout", "5")
+    assert proc.returncode == 2
+    assert kernels_of(json.loads(proc.stdout)) == {
+        "scaled[N=2048]": ("ok", None),
+        "scaled[N=0]": ("error", "worker crashed (SIGSEGV) while compiling this kernel"),
+        "scaled[N=1]": ("error", "worker timed out after 5 s while compiling this kernel"),
+        "scaled[N=4096]": ("ok", None)}
+    assert_one_line(proc.stderr)
+
+
+def alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_no_process_or_temporary_folder_outlives_the_run(tmp_path):
+    """Defect 3: a child forked at import, a `setsid` daemon and a temporary folder."""
+    record = tmp_path / "record"
+    env = {**os.environ, "HOSTILE_RECORD": str(record), "TMPDIR": str(tmp_path)}
+    proc = run_cli(hostile("leaves_processes.py"), "--format", "json", env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    child, daemon, folder = record.read_text().split()
+    deadline = time.monotonic() + 5
+    while (alive(int(child)) or alive(int(daemon))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(int(child)) and not alive(int(daemon))
+    assert not os.path.exists(folder) and not list(tmp_path.glob("tl-inspect-*"))
+
+
+@pytest.mark.parametrize("signals,status,said", [
+    ((signal.SIGTERM,), 143, "tl-inspect: terminated"),
+    ((signal.SIGINT, signal.SIGINT), 130, "tl-inspect: interrupted")])
+def test_sigterm_or_a_second_ctrl_c_still_cleans_up(tmp_path, signals, status, said):
+    """Defect 3: workers, their children and the scratch folder go on SIGTERM and on Ctrl-C twice."""
+    record = tmp_path / "record"
+    env = {**os.environ, "HOSTILE_RECORD": str(record), "TMPDIR": str(tmp_path)}
+    run = subprocess.Popen([sys.executable, "-m", "tl_inspect", hostile("hangs.py")], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for number in signals:
+        run.send_signal(number)
+        time.sleep(0.02)
+    _, err = run.communicate(timeout=30)
+    assert (run.returncode, err.strip().splitlines()[-1]) == (status, said), err[-3000:]
+    for pid in map(int, record.read_text().split()):
+        assert not alive(pid)
+    assert not list(tmp_path.glob("tl-inspect-*"))
+
+
+def test_a_file_that_hoards_memory_is_stopped_at_the_worker_limit():
+    """Defect 4: `--max-memory` (default: the machine's memory / jobs) bounds each worker."""
+    proc = run_cli(hostile("hoards_memory.py"), "--format", "json", "--max-memory", "1G")
+    assert proc.returncode == 2
+    document = json.loads(proc.stdout)
+    # the module's names hold the hoard, so they are dropped with it: the file is one error
+    assert kernels_of(document) == {"<module>": (
+        "error", "MemoryError: over the memory limit of 1024 MiB per worker (--max-memory) (while importing the module)")}
+    assert_one_line(proc.stderr)
+
+
+def test_the_cache_follows_what_the_import_read_when_it_read_it(tmp_path):
+    """Defect 5: a file saved during the run, a JSON file and an environment variable read at import."""
+    user_file = tmp_path / "reads_inputs.py"
+    user_file.write_text(open(hostile("reads_inputs.py")).read())
+    sizes = tmp_path / "sizes.json"
+    sizes.write_text('{"N": 1024}')
+
+    def run(**env):
+        proc = run_cli(str(user_file), "--format", "json", "--exit-zero", env={**os.environ, **env})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        document = json.loads(proc.stdout)
+        source = document["kernels"][0]["source"] if "source" in document["kernels"][0] else ""
+        return document["files"][0]["cached"], source
+
+    assert run()[0] is False
+    assert run()[0] is True
+    sizes.write_text('{"N": 2048}')
+    assert run()[0] is False
+    assert run(HOSTILE_SCALE="3")[0] is False
+    assert run(HOSTILE_SCALE="3")[0] is True
+    assert run(HOSTILE_SCALE="3", HOSTILE_SAVE_DURING_RUN="1")[0] is False
+    # the result came from the file as it was read, so the saved version is compiled afresh
+    assert run(HOSTILE_SCALE="3", HOSTILE_SAVE_DURING_RUN="1")[0] is False
+
+
+def test_a_misnamed_case_costs_only_itself():
+    """Defect 6: a TL_INSPECT_CASES entry naming nothing, or something that cannot be called."""
+    proc = run_cli(hostile("misnamed_cases.py"), "--format", "json")
+    assert proc.returncode == 2
+    assert kernels_of(json.loads(proc.stdout)) == {
+        "scaeld": ("error", "TL_INSPECT_CASES entry 'scaeld': no kernel or factory named 'scaeld' in this file"),
+        "SIZE": ("error", "TL_INSPECT_CASES entry 'SIZE': 'SIZE' is a int, not a factory"),
+        "scaled[N=2048]": ("ok", None)}
+    assert_one_line(proc.stderr)
+
+
+def test_files_and_folders_that_cannot_be_read_are_named_not_skipped(tmp_path):
+    """Defect 7: a byte-order mark before `import tilelang`, a file and a folder that cannot be read."""
+    shutil.copy(hostile("byte_order_mark.py"), tmp_path / "byte_order_mark.py")
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "missing.py")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        proc = run_cli(str(tmp_path), "--format", "json")
+    finally:
+        locked.chmod(0o755)
+    assert proc.returncode == 2
+    errors = {os.path.basename(f["path"]): f["error"] for f in json.loads(proc.stdout)["files"]}
+    expected = {"byte_order_mark.py": None, "dangling.py": "cannot read this file: No such file or directory"}
+    if os.geteuid() != 0:  # root reads any folder
+        expected["locked"] = "cannot read this folder: Permission denied"
+    assert errors == expected
+    assert kernels_of(json.loads(proc.stdout))["doubled"] == ("ok", None)
+    only = run_cli(hostile("byte_order_mark.py"), "--only-tilelang", "--format", "json")
+    assert [k["name"] for k in json.loads(only.stdout)["kernels"]] == ["doubled"]
+
+
+def test_a_file_that_kills_its_parent_or_its_group_fails_alone(tmp_path):
+    """Defect 8: the culprit is named, the files inspected beside it keep their results."""
+    paths = [hostile("kills_its_parent.py"), hostile("kills_its_group.py"), hostile("byte_order_mark.py")]
+    proc = run_cli(*paths, "--format", "json", "-j", "3")
+    assert proc.returncode == 2
+    document = json.loads(proc.stdout)
+    errors = {os.path.basename(f["path"]): f["error"] for f in document["files"]}
+    assert errors == {"kills_its_parent.py": "the file killed tl-inspect's worker process (the worker's parent)",
+                      "kills_its_group.py": "worker crashed (SIGKILL) while importing the module",
+                      "byte_order_mark.py": None}
+    assert kernels_of(document)["doubled"] == ("ok", None)
+
+
+def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
+    """Defect 8: a copy.py in the current folder, and a file that changes folder at import."""
+    (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")
+    shutil.copy(hostile("changes_directory.py"), tmp_path / "changes_directory.py")
+    # `-P` as the installed `tl-inspect` script runs: the current folder is not on the parent's path
+    proc = subprocess.run([sys.executable, "-P", "-m", "tl_inspect", "changes_directory.py", "--format", "json"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    findings = [f for k in json.loads(proc.stdout)["kernels"] for f in k["findings"]]
+    assert {(f["file"], f["slug"]) for f in findings} == {("changes_directory.py", "lane-dependent-predicate")}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-o", "/proc/version"], "tl-inspect: error: /proc/version: cannot write to this file:"),
+    (["-o", HOSTILE], f"tl-inspect: error: {HOSTILE}: cannot write to this file: Is a directory"),
+    (["--html", hostile("long_sum.py")], f"tl-inspect: error: --html {hostile('long_sum.py')}: this is a file"),
+    (["--dump", hostile("long_sum.py")], f"tl-inspect: error: --dump {hostile('long_sum.py')}: this is a file"),
+    (["--baseline", hostile("binary_baseline.json")], "not a tl-inspect baseline: not UTF-8 text (byte 2)"),
+    (["--baseline", hostile("mistyped_baseline.json")], "malformed baseline entry 1: count = '2'"),
+    (["--config", hostile("latin1_pyproject.toml")], "invalid TOML: not UTF-8 text"),
+    (["--timeout", "nan"], "tl-inspect: error: --timeout: expected a number of seconds above 0, got nan"),
+])
+def test_bad_outputs_and_options_stop_the_run_before_anything_compiles(args, message):
+    """Defects 9 and 10: one line and exit 2, before the file (which sleeps 60 s at import) is compiled."""
+    proc = run_cli(os.path.join(ROOT, "tests", "data", "sleeps.py"), *args, timeout=30)
+    assert proc.returncode == 2
+    assert message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
+
+
+def test_a_full_disk_is_one_line_and_errors_reach_the_terminal(tmp_path):
+    """Defects 9 and 10: `-o /dev/full`; json-lines and `-o FILE` still show a broken file."""
+    broken, fine = os.path.join(ROOT, "tests", "data", "bad_syntax.py"), hostile("byte_order_mark.py")
+    full = run_cli(broken, fine, "-o", "/dev/full")
+    assert full.returncode == 2
+    assert full.stderr.splitlines()[0] == "tl-inspect: error: /dev/full: cannot write the report: No space left on device"
+    assert_one_line(full.stderr)
+    lines = run_cli(broken, fine, "--format", "json-lines")
+    assert lines.returncode == 2
+    assert json.loads(lines.stdout.splitlines()[0]) == {
+        "kind": "error", "file": broken, "kernel": "<module>", "line": 3,
+        "error": "SyntaxError: invalid syntax (while importing the module)"}
+    to_file = run_cli(broken, fine, "--format", "json", "-o", str(tmp_path / "report.json"))
+    assert to_file.returncode == 2
+    assert to_file.stderr == f"tl-inspect: error: {broken}: SyntaxError: invalid syntax (while importing the module)\n"
+
+
+def test_output_printed_while_building_is_capped_and_kept_out_of_the_layouts(tmp_path):
+    """Defect 11: 50 MB printed by the factory; the page, the cache entry and the layout text stay small."""
+    proc = run_cli(hostile("prints_a_lot.py"), "--format", "json", "--html", str(tmp_path / "html"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sizes = [p.stat().st_size for p in (tmp_path / "html").rglob("*.html")]
+    sizes += [p.stat().st_size for p in (tmp_path / "cache").iterdir()]
+    assert len(sizes) > 2 and max(sizes) < 4 << 20, sizes
+    results = inspect_files([hostile("prints_a_lot.py")])
+    kernel = results[hostile("prints_a_lot.py")].kernels[0]
+    assert "xxxx" not in kernel.layout_text
+    assert kernel.warnings[-1].endswith("[tl-inspect: 25165824 more bytes of output not kept]")
+
+
+def test_escape_sequences_sarif_uris_and_dump_folders(tmp_path):
+    """Defect 13: a user's error text is escaped, SARIF URIs are percent-encoded, --dump keeps same-named kernels."""
+    shown = run_cli(hostile("escape_sequences.py"), "--format", "full")
+    assert shown.returncode == 2
+    assert "\x1b" not in shown.stdout + shown.stderr and "\\x1b[2J\\x1b[31mgotcha\\x07" in shown.stdout
+    same = os.path.join(HOSTILE, "same_name")
+    sarif = run_cli(same, "--format", "sarif", "--dump", str(tmp_path), cwd=same)
+    assert sarif.returncode == 1, sarif.stderr[-3000:]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads(sarif.stdout)["runs"][0]["results"]}
+    # relative to the repository (or to the current folder outside one)
+    assert sorted(uri.split("same_name/")[-1] for uri in uris) == [
+        "needs%20percent%20%23encoding.py", "other/needs%20percent%20%23encoding.py"]
+    dumped = tmp_path / "needs_percent__encoding"
+    assert sorted(p.name for p in dumped.iterdir()) == ["doubled", "doubled-2"]
+    assert (dumped / "doubled" / "kernel.cu").read_text() != (dumped / "doubled-2" / "kernel.cu").read_text()
