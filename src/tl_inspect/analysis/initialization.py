@@ -108,43 +108,61 @@ def _expr_accesses(exprs, guarded: bool = False):
 
     A load in a branch of a select (`T.if_then_else(k == 0, 0, acc[i])`) may never run, so it is left
     out. A buffer whose address escapes (`T.address_of`, `buf.data`, `T.access_ptr` with write access)
-    counts as written: the callee may initialise it, and nothing here can tell."""
-    for expr in exprs:
-        head = expr[0]
-        if head == "load":
-            yield from _expr_accesses(expr[2], guarded)
-            if not guarded:
-                yield expr[1], READ
-        elif head == "var":
-            yield expr[1], WRITE
-        elif head == "select":
-            yield from _expr_accesses((expr[1],), guarded)
-            yield from _expr_accesses(expr[2:], True)
-        elif head != "call":
-            yield from _expr_accesses(ir.operands(expr), guarded)
-        elif expr[1] == "tirx.if_then_else":
-            yield from _expr_accesses(expr[2][:1], guarded)
-            yield from _expr_accesses(expr[2][1:], True)
-        elif expr[1] in ("tirx.address_of", "tl.access_ptr") and expr[2] and expr[2][0][0] == "load":
-            load = expr[2][0]
-            yield from _expr_accesses(load[2], guarded)
-            mode = ir.int_value(expr[2][2]) if len(expr[2]) > 2 else None
-            yield load[1], READ if mode == ir.REGION_READ else WRITE
-        elif expr[1].startswith("tl.atomic_") and expr[2] and _read_write_pointer(expr[2][0]):
-            # `T.atomic_add(dst[i], v)` reads and writes dst[i] through `T.access_ptr(dst[i], 1, 3)`
-            load = _read_write_pointer(expr[2][0])
-            yield from _expr_accesses(load[2], guarded)
-            yield load[1], ACCUMULATE
-            yield from _expr_accesses(expr[2][1:], guarded)
-        elif expr[1] == "tirx.tvm_thread_allreduce" and ir.int_value(expr[2][0]):
-            # (size, value * size, condition, result * size, thread vars...): the results are outputs
-            size = ir.int_value(expr[2][0])
-            yield from _expr_accesses(expr[2][1:size + 2], guarded)
-            for result in expr[2][size + 2:2 * size + 2]:
-                yield from ((b, WRITE) for b, _ in _expr_accesses((result,), guarded))
-            yield from _expr_accesses(expr[2][2 * size + 2:], guarded)
-        else:
-            yield from _expr_accesses(expr[2], guarded)
+    counts as written: the callee may initialise it, and nothing here can tell. The walk keeps its own
+    stack: a long sum is as deep as it has terms."""
+    # each work item is (buffer, access) to yield, or (expressions, guarded, outputs) to visit, where
+    # `outputs` marks results a call writes (every buffer in them counts as written)
+    work: list[tuple] = [(tuple(exprs), guarded, False)]
+    while work:
+        item = work.pop()
+        if isinstance(item[0], str):
+            yield item
+            continue
+        pending, guarded, outputs = item
+        steps: list[tuple] = []
+
+        def visit(sub, inside=guarded, results=outputs):
+            steps.append((tuple(sub), inside, results))
+
+        def touch(buffer, access):
+            steps.append((buffer, WRITE if outputs else access))
+
+        for expr in pending:
+            head = expr[0]
+            if head == "load":
+                visit(expr[2])
+                if not guarded:
+                    touch(expr[1], READ)
+            elif head == "var":
+                touch(expr[1], WRITE)
+            elif head == "select":
+                visit((expr[1],))
+                visit(expr[2:], True)
+            elif head != "call":
+                visit(ir.operands(expr))
+            elif expr[1] == "tirx.if_then_else":
+                visit(expr[2][:1])
+                visit(expr[2][1:], True)
+            elif expr[1] in ("tirx.address_of", "tl.access_ptr") and expr[2] and expr[2][0][0] == "load":
+                load = expr[2][0]
+                visit(load[2])
+                mode = ir.int_value(expr[2][2]) if len(expr[2]) > 2 else None
+                touch(load[1], READ if mode == ir.REGION_READ else WRITE)
+            elif expr[1].startswith("tl.atomic_") and expr[2] and _read_write_pointer(expr[2][0]):
+                # `T.atomic_add(dst[i], v)` reads and writes dst[i] through `T.access_ptr(dst[i], 1, 3)`
+                load = _read_write_pointer(expr[2][0])
+                visit(load[2])
+                touch(load[1], ACCUMULATE)
+                visit(expr[2][1:])
+            elif expr[1] == "tirx.tvm_thread_allreduce" and ir.int_value(expr[2][0]):
+                # (size, value * size, condition, result * size, thread vars...): the results are outputs
+                size = ir.int_value(expr[2][0])
+                visit(expr[2][1:size + 2])
+                visit(expr[2][size + 2:2 * size + 2], results=True)
+                visit(expr[2][2 * size + 2:])
+            else:
+                visit(expr[2])
+        work.extend(reversed(steps))
 
 
 def _render_call(expr) -> str:
