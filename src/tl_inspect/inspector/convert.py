@@ -201,7 +201,7 @@ def _attr_value(value) -> ir.Expr:
     return expr(value) if isinstance(value, tvm.ir.PrimExpr) else ("other", str(value)[:200])
 
 
-def convert_func(name: str, func: tirx.PrimFunc, spans: SpanFilter) -> ir.IRFunc:
+def convert_func(name: str, func: tirx.PrimFunc, spans: SpanFilter, script: bool = True) -> ir.IRFunc:
     global _names
     conv = _Converter(spans)
     _names = _Names()
@@ -214,15 +214,18 @@ def convert_func(name: str, func: tirx.PrimFunc, spans: SpanFilter) -> ir.IRFunc
     finally:
         _names = None
     dyn_shared = attrs.get("dyn_shared_memory_buf")
-    return ir.IRFunc(name=name, buffers=dict(conv.buffers), body=body, script=func.script(), launch=launch,
+    return ir.IRFunc(name=name, buffers=dict(conv.buffers), body=body, script=func.script() if script else "",
+                     launch=launch,
                      dyn_shared_bytes=int(dyn_shared) if dyn_shared is not None else 0)
 
 
-def convert_module(stage: str, mod, spans: SpanFilter) -> ir.Snapshot:
+def convert_module(stage: str, mod, spans: SpanFilter, script: bool = True) -> ir.Snapshot:
+    """`script=False` leaves out the TVMScript text, which only `--dump` shows (a proof's rebuilt kernel
+    is never shown)."""
     if isinstance(mod, tirx.PrimFunc):
-        return ir.Snapshot(stage, (convert_func(str(mod.attrs["global_symbol"]), mod, spans),))
+        return ir.Snapshot(stage, (convert_func(str(mod.attrs["global_symbol"]), mod, spans, script),))
     funcs = tuple(
-        convert_func(gv.name_hint, func, spans)
+        convert_func(gv.name_hint, func, spans, script)
         for gv, func in mod.functions.items()
         if isinstance(func, tirx.PrimFunc)
     )

@@ -19,7 +19,7 @@ from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
 
 from tl_inspect.analysis.causes import THREAD_ORDER
-from tl_inspect.analysis.cost import access_cost
+from tl_inspect.analysis.cost import COSTLY, access_cost
 from tl_inspect.analysis.verdicts import improved, regroup, with_proof
 from tl_inspect.model import Cause, Proof
 
@@ -37,7 +37,8 @@ def prove(prim_func, accesses: tuple, lower_variant, source: str) -> tuple:
     cuda = source.splitlines()
     groups: dict = {}
     for a in accesses:
-        if a.verdict == "unproven" and a.group is not None:
+        # a cause that could not slow the kernel down by COSTLY is never reported: not worth a rebuild
+        if a.verdict == "unproven" and a.group is not None and (a.kernel_cost or 1.0) >= COSTLY:
             groups.setdefault(a.group, []).append(a)
     proven: dict = {}
     built_count = 0

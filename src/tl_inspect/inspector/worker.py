@@ -468,8 +468,9 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
         def lower_variant(func):
             with tvm.transform.PassContext(opt_level=3, config=lines_config), Target(target):
                 variant = tilelang.lower(func, target=target)
-            views = {STAGE_FRONTEND: convert.convert_module(STAGE_FRONTEND, func, spans),
-                     STAGE_DEVICE: convert.convert_module(STAGE_DEVICE, variant.device_mod, spans)}
+            # the rebuilt kernel keeps the frontend's lines and tile operators: only its device code is new
+            views = {STAGE_FRONTEND: snapshots[STAGE_FRONTEND],
+                     STAGE_DEVICE: convert.convert_module(STAGE_DEVICE, variant.device_mod, spans, script=False)}
             variant_source, _, variant_accesses = _device_view(variant.kernel_source, views, spans, base["line"])
             return variant_source, variant_accesses
 
