@@ -14,12 +14,12 @@ from contextlib import nullcontext
 from tl_inspect import __version__, baseline
 from tl_inspect.baseline import BaselineError
 from tl_inspect.changes import ChangesError, changes_since
+from tl_inspect.checking import all_rules, check_files
 from tl_inspect.config import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
 from tl_inspect.deepstack import call_on_deep_stack
-from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
+from tl_inspect.model import SEVERITIES, FileResult, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
-from tl_inspect.suppressions import UnusedSuppression, suppress
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -108,13 +108,6 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def all_rules() -> list:
-    """Every rule a selector may name: the registered rules and the suppression pass's own."""
-    from tl_inspect.rules import registered_rules
-
-    return registered_rules() + [UnusedSuppression]
-
-
 def _list_rules() -> int:
     for rule in all_rules():
         opt_in = "" if rule.default else " (off by default)"
@@ -196,7 +189,7 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
               files: list[FileResult]) -> int:
     """Check the rules and write every output: rules and renderers recurse on expression depth."""
     texts = SourceFiles()
-    reports, complete = _check(jobs, files, settings, rules, texts)
+    reports, complete = check_files(jobs, files, settings, rules, texts)
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
                     rules=settings.rules)
     notes = []
@@ -228,43 +221,6 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
     if options.write_baseline:
         return EXIT_ERROR if run.has_errors else EXIT_CLEAN
     return exit_status(run, settings.fail_on, options.exit_zero)
-
-
-def _check(jobs: list, files: list[FileResult], settings: Settings, rules: list,
-           texts: SourceFiles) -> tuple[list[KernelReport], dict]:
-    """Run the selected rules on every kernel, then each source file's suppressions over its findings.
-
-    Returns the reports, and for each source file (real path) whether every kernel it defines was
-    inspected without error: only then is a suppression without a finding known to be unused."""
-    from tl_inspect.rules import check_kernel
-    from tl_inspect.rules.runner import RuleFailure
-
-    reports = []
-    complete: dict[str, bool] = {}
-    for job, file in zip(jobs, files):
-        checked_reports = []
-        for kernel in file.kernels:
-            checked = [r for r in settings.rules_for(kernel.file) if r is not UnusedSuppression]
-            try:
-                findings = tuple(check_kernel(kernel, texts.text(kernel.file), checked))
-            except RuleFailure as exc:
-                kernel, findings = dataclasses.replace(kernel, status="error", error=str(exc)), ()
-            checked_reports.append(KernelReport(kernel, findings))
-        whole = (job.only is None and file.error is None and not file.notes
-                 and all(r.kernel.status == "ok" for r in checked_reports))
-        for report in checked_reports:
-            real = os.path.realpath(report.kernel.file)
-            complete[real] = complete.get(real, True) and whole
-        reports.extend(checked_reports)
-    by_file: dict[str, list[KernelReport]] = {}
-    for report in reports:
-        by_file.setdefault(os.path.realpath(report.kernel.file), []).append(report)
-    replaced = {}
-    for real, group in by_file.items():
-        path = group[0].kernel.file
-        after = suppress(group, texts.text(path), settings.rules_for(path), rules, complete[real])
-        replaced.update(zip(map(id, group), after))
-    return [replaced[id(r)] for r in reports], complete
 
 
 def _keep(run: RunResult, keep) -> RunResult:
