@@ -1,4 +1,5 @@
-"""Command line: `tl-inspect PATH...`, `tl-inspect rule CODE-OR-SLUG`, `tl-inspect rules`."""
+"""Command line: `tl-inspect PATH...`, `tl-inspect explain FILE[::KERNEL]`, `tl-inspect rule CODE-OR-SLUG`,
+`tl-inspect rules`."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tl-inspect",
         description="Inspect TileLang kernels: compile them for CUDA without a GPU and flag lost "
                     "128-bit accesses, racy stores and numerical traps.",
-        epilog="Also: `tl-inspect rules` lists the rules, `tl-inspect rule CODE-OR-SLUG` explains one.",
+        epilog="Also: `tl-inspect rules` lists the rules, `tl-inspect rule CODE-OR-SLUG` explains one, "
+               "`tl-inspect explain FILE[::KERNEL]` walks the decision chain of each narrow access.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (recursive *.py) or FILE.py::NAME")
     p.add_argument("--format", choices=formats(), help="output format (default: full)")
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] == "rules":
             return _list_rules()
+        if argv and argv[0] == "explain":
+            return _explain(argv[1:])
         if argv and argv[0] == "rule":
             if len(argv) != 2:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
@@ -125,6 +129,43 @@ def _explain_rule(name: str) -> int:
     Console().print(Markdown(f"# {rule.code} {rule.slug} ({rule.severity})\n\n{rule.summary()}\n\n"
                              f"{rule.documentation()}\n\n**Fix:** {rule.fix}"))
     return EXIT_CLEAN
+
+
+def _explain(argv: list[str]) -> int:
+    """`tl-inspect explain FILE[::kernel]`: the decision chain of every narrow or costly access."""
+    from tl_inspect.api import inspect
+    from tl_inspect.inspector import TargetError, parse_targets
+    from tl_inspect.reports.explain import explain_kernel
+    from tl_inspect.sources import SourceFiles
+
+    parser = argparse.ArgumentParser(
+        prog="tl-inspect explain",
+        description="Why each narrow or costly global access lost its width: the decision chain step by "
+                    "step with this access's answers, and the proof (its CUDA before and after the change).")
+    parser.add_argument("paths", nargs="+", metavar="FILE[::KERNEL]")
+    parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"CUDA target arch (default {DEFAULT_ARCH})")
+    parser.add_argument("-a", "--arg", action="append", default=[], metavar="NAME=VALUE",
+                        help="argument for a FILE.py::factory target (repeatable)")
+    options = parser.parse_args(argv)
+    args = parse_args_option(options.arg)
+    try:
+        targets = parse_targets(options.paths)
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
+    if args and not any(t.only for t in targets):
+        raise UsageError("-a/--arg needs a FILE.py::factory target")
+    sources = SourceFiles()
+    failed = False
+    for target in targets:
+        report = inspect(f"{target.path}::{target.only}" if target.only else target.path, arch=options.arch,
+                         **(args if target.only else {}))
+        for file in report.run.files:
+            if file.error:  # a kernel's own error is printed in its place below
+                print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)
+        failed = failed or bool(report.errors)
+        for kernel in report:
+            print(explain_kernel(kernel.artifact, sources), end="\n\n")
+    return EXIT_ERROR if failed else EXIT_CLEAN
 
 
 def parse_args_option(values: list[str]) -> dict:
