@@ -97,7 +97,7 @@ def test_wrong_calls_name_what_is_missing(kernels):
         tl_inspect.inspect(kernels.add.get_tir(N=2048), N=4096)
     with pytest.raises(TypeError, match="not int"):
         tl_inspect.inspect(3)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="no/such/file.py: no such file or directory"):
         tl_inspect.inspect("no/such/file.py")
 
 

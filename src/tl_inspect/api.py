@@ -118,7 +118,7 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, **fact
     """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,
     prefixes or slugs; default: the configuration's selection, else every rule on by default).
 
-    `obj` is a path (`"kernels.py"` or `"kernels.py::name"`, inspected in worker processes), a
+    `obj` is a path (`"kernels.py"`, `"kernels.py::name"` or a directory, inspected in worker processes), a
     PrimFunc, a compiled `JITKernel`, or a `@tilelang.jit` factory (or plain factory function) called
     with `factory_args` (compiled in this process). `prove=False` skips rebuilding kernels to prove
     causes (then no vectorization finding is reported)."""
@@ -131,26 +131,28 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, **fact
     config = load_config(find_config(os.getcwd()), rules)
     settings = resolve_settings(config, rules, select=select, arch=arch)
     if isinstance(obj, (str, os.PathLike)):
-        job, file = _inspect_path(os.fspath(obj), settings, prove, factory_args)
+        jobs, files = _inspect_paths(os.fspath(obj), settings, prove, factory_args)
     else:
-        job, file = _inspect_object(obj, settings.arch, prove, factory_args)
-    reports, _ = call_on_deep_stack(check_files, [job], [file], settings, rules, SourceFiles())
-    return Report(RunResult(version=__version__, arch=settings.arch, files=(file,), reports=tuple(reports),
+        jobs, files = _inspect_object(obj, settings.arch, prove, factory_args)
+    reports, _ = call_on_deep_stack(check_files, jobs, files, settings, rules, SourceFiles())
+    return Report(RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
                             rules=settings.rules))
 
 
-def _inspect_path(target: str, settings, prove: bool, factory_args: dict):
-    from tl_inspect.inspector import Job, inspect_jobs
+def _inspect_paths(target: str, settings, prove: bool, factory_args: dict):
+    """A file, `FILE.py::name` or a directory (its files that import tilelang), in worker processes."""
+    from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs, parse_targets
+    from tl_inspect.model import FileResult
 
-    path, _, only = target.partition("::")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    if factory_args and not only:
+    targets = parse_targets([target])
+    if factory_args and not any(t.only for t in targets):
         raise TypeError("factory arguments need a FILE.py::factory target")
-    job = Job(path=path, arch=settings.arch, prove=prove, only=only or None, args=factory_args,
-              cases=settings.config.cases_for(path))
-    (file,) = inspect_jobs([job], workers=1, timeout=settings.timeout or 120.0, max_memory=settings.max_memory)
-    return job, file
+    jobs = [Job(path=t.path, arch=settings.arch, prove=prove, only=t.only, args=factory_args if t.only else {},
+                cases=settings.config.cases_for(t.path)) for t in targets]
+    readable = [job for job, t in zip(jobs, targets) if not t.error]
+    inspected = iter(inspect_jobs(readable, workers=settings.jobs, max_memory=settings.max_memory,
+                                  timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS))
+    return jobs, [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
 
 
 def _inspect_object(obj, arch: str, prove: bool, factory_args: dict):
@@ -181,5 +183,5 @@ def _inspect_object(obj, arch: str, prove: bool, factory_args: dict):
     with captured_output() as capture, hooks.macro_spans_at_call_site():
         capture.mark()
         artifact = call_on_deep_stack(compile_kernel, spec, job, capture)
-    return job, FileResult(path=shown, kernels=(artifact,))
+    return [job], [FileResult(path=shown, kernels=(artifact,))]
 

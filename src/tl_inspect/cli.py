@@ -134,7 +134,7 @@ def _explain_rule(name: str) -> int:
 def _explain(argv: list[str]) -> int:
     """`tl-inspect explain FILE[::kernel]`: the decision chain of every narrow or costly access."""
     from tl_inspect.api import inspect
-    from tl_inspect.inspector import TargetError, parse_targets
+    from tl_inspect.inspector import TargetError
     from tl_inspect.reports.explain import explain_kernel
     from tl_inspect.sources import SourceFiles
 
@@ -148,17 +148,15 @@ def _explain(argv: list[str]) -> int:
                         help="argument for a FILE.py::factory target (repeatable)")
     options = parser.parse_args(argv)
     args = parse_args_option(options.arg)
-    try:
-        targets = parse_targets(options.paths)
-    except TargetError as exc:
-        raise UsageError(str(exc)) from None
-    if args and not any(t.only for t in targets):
+    if args and not any("::" in path for path in options.paths):
         raise UsageError("-a/--arg needs a FILE.py::factory target")
     sources = SourceFiles()
     failed = False
-    for target in targets:
-        report = inspect(f"{target.path}::{target.only}" if target.only else target.path, arch=options.arch,
-                         **(args if target.only else {}))
+    for path in options.paths:
+        try:
+            report = inspect(path, arch=options.arch, **(args if "::" in path else {}))
+        except TargetError as exc:
+            raise UsageError(str(exc)) from None
         for file in report.run.files:
             if file.error:  # a kernel's own error is printed in its place below
                 print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)
