@@ -1,6 +1,8 @@
 """Process-wide adjustments to tilelang 0.1.15, installed once in each worker before a user file runs.
 
-Each worker compiles exactly one user file and then exits, so none of this leaks into another file.
+Each worker compiles exactly one user file and then exits, so none of this leaks into another file. The
+Python API compiles kernel objects in the caller's process, and uses only `macro_spans_at_call_site`,
+which it undoes.
 """
 
 from __future__ import annotations
