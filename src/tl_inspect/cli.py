@@ -1,4 +1,5 @@
-"""Command line: `tl-inspect PATH...`, `tl-inspect rule CODE-OR-SLUG`, `tl-inspect rules`."""
+"""Command line: `tl-inspect PATH...`, `tl-inspect explain FILE[::KERNEL]`, `tl-inspect rule CODE-OR-SLUG`,
+`tl-inspect rules`."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ from contextlib import nullcontext
 from tl_inspect import __version__, baseline
 from tl_inspect.baseline import BaselineError
 from tl_inspect.changes import ChangesError, changes_since
+from tl_inspect.checking import all_rules, check_files
 from tl_inspect.config import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
 from tl_inspect.deepstack import call_on_deep_stack
-from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
+from tl_inspect.model import SEVERITIES, FileResult, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
-from tl_inspect.suppressions import UnusedSuppression, suppress
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -35,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tl-inspect",
         description="Inspect TileLang kernels: compile them for CUDA without a GPU and flag lost "
                     "128-bit accesses, racy stores and numerical traps.",
-        epilog="Also: `tl-inspect rules` lists the rules, `tl-inspect rule CODE-OR-SLUG` explains one.",
+        epilog="Also: `tl-inspect rules` lists the rules, `tl-inspect rule CODE-OR-SLUG` explains one, "
+               "`tl-inspect explain FILE[::KERNEL]` walks the decision chain of each narrow access.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (recursive *.py) or FILE.py::NAME")
     p.add_argument("--format", choices=formats(), help="output format (default: full)")
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] == "rules":
             return _list_rules()
+        if argv and argv[0] == "explain":
+            return _explain(argv[1:])
         if argv and argv[0] == "rule":
             if len(argv) != 2:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
@@ -106,13 +110,6 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def all_rules() -> list:
-    """Every rule a selector may name: the registered rules and the suppression pass's own."""
-    from tl_inspect.rules import registered_rules
-
-    return registered_rules() + [UnusedSuppression]
 
 
 def _list_rules() -> int:
@@ -132,6 +129,41 @@ def _explain_rule(name: str) -> int:
     Console().print(Markdown(f"# {rule.code} {rule.slug} ({rule.severity})\n\n{rule.summary()}\n\n"
                              f"{rule.documentation()}\n\n**Fix:** {rule.fix}"))
     return EXIT_CLEAN
+
+
+def _explain(argv: list[str]) -> int:
+    """`tl-inspect explain FILE[::kernel]`: the decision chain of every narrow or costly access."""
+    from tl_inspect.api import inspect
+    from tl_inspect.inspector import TargetError
+    from tl_inspect.reports.explain import explain_kernel
+    from tl_inspect.sources import SourceFiles
+
+    parser = argparse.ArgumentParser(
+        prog="tl-inspect explain",
+        description="Why each narrow or costly global access lost its width: the decision chain step by "
+                    "step with this access's answers, and the proof (its CUDA before and after the change).")
+    parser.add_argument("paths", nargs="+", metavar="FILE[::KERNEL]")
+    parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"CUDA target arch (default {DEFAULT_ARCH})")
+    parser.add_argument("-a", "--arg", action="append", default=[], metavar="NAME=VALUE",
+                        help="argument for a FILE.py::factory target (repeatable)")
+    options = parser.parse_args(argv)
+    args = parse_args_option(options.arg)
+    if args and not any("::" in path for path in options.paths):
+        raise UsageError("-a/--arg needs a FILE.py::factory target")
+    sources = SourceFiles()
+    failed = False
+    for path in options.paths:
+        try:
+            report = inspect(path, arch=options.arch, **(args if "::" in path else {}))
+        except TargetError as exc:
+            raise UsageError(str(exc)) from None
+        for file in report.run.files:
+            if file.error:  # a kernel's own error is printed in its place below
+                print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)
+        failed = failed or bool(report.errors)
+        for kernel in report:
+            print(explain_kernel(kernel.artifact, sources), end="\n\n")
+    return EXIT_ERROR if failed else EXIT_CLEAN
 
 
 def parse_args_option(values: list[str]) -> dict:
@@ -196,7 +228,7 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
               files: list[FileResult]) -> int:
     """Check the rules and write every output: rules and renderers recurse on expression depth."""
     texts = SourceFiles()
-    reports, complete = _check(jobs, files, settings, rules, texts)
+    reports, complete = check_files(jobs, files, settings, rules, texts)
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
                     rules=settings.rules)
     notes = []
@@ -228,43 +260,6 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
     if options.write_baseline:
         return EXIT_ERROR if run.has_errors else EXIT_CLEAN
     return exit_status(run, settings.fail_on, options.exit_zero)
-
-
-def _check(jobs: list, files: list[FileResult], settings: Settings, rules: list,
-           texts: SourceFiles) -> tuple[list[KernelReport], dict]:
-    """Run the selected rules on every kernel, then each source file's suppressions over its findings.
-
-    Returns the reports, and for each source file (real path) whether every kernel it defines was
-    inspected without error: only then is a suppression without a finding known to be unused."""
-    from tl_inspect.rules import check_kernel
-    from tl_inspect.rules.runner import RuleFailure
-
-    reports = []
-    complete: dict[str, bool] = {}
-    for job, file in zip(jobs, files):
-        checked_reports = []
-        for kernel in file.kernels:
-            checked = [r for r in settings.rules_for(kernel.file) if r is not UnusedSuppression]
-            try:
-                findings = tuple(check_kernel(kernel, texts.text(kernel.file), checked))
-            except RuleFailure as exc:
-                kernel, findings = dataclasses.replace(kernel, status="error", error=str(exc)), ()
-            checked_reports.append(KernelReport(kernel, findings))
-        whole = (job.only is None and file.error is None and not file.notes
-                 and all(r.kernel.status == "ok" for r in checked_reports))
-        for report in checked_reports:
-            real = os.path.realpath(report.kernel.file)
-            complete[real] = complete.get(real, True) and whole
-        reports.extend(checked_reports)
-    by_file: dict[str, list[KernelReport]] = {}
-    for report in reports:
-        by_file.setdefault(os.path.realpath(report.kernel.file), []).append(report)
-    replaced = {}
-    for real, group in by_file.items():
-        path = group[0].kernel.file
-        after = suppress(group, texts.text(path), settings.rules_for(path), rules, complete[real])
-        replaced.update(zip(map(id, group), after))
-    return [replaced[id(r)] for r in reports], complete
 
 
 def _keep(run: RunResult, keep) -> RunResult:

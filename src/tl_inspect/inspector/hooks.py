@@ -1,11 +1,14 @@
 """Process-wide adjustments to tilelang 0.1.15, installed once in each worker before a user file runs.
 
-Each worker compiles exactly one user file and then exits, so none of this leaks into another file.
+Each worker compiles exactly one user file and then exits, so none of this leaks into another file. The
+Python API compiles kernel objects in the caller's process, and uses only `macro_spans_at_call_site`,
+which it undoes.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import tilelang
 import tvm_ffi
@@ -50,6 +53,18 @@ def _skip_nvcc() -> None:
         f=lambda code, target, pass_config=None: bytearray(64),
         override=True,
     )
+
+
+@contextmanager
+def macro_spans_at_call_site():
+    """The span adjustment for a factory called in the caller's own process (the Python API), undone
+    afterwards: that process is the user's, not a worker that exits after one file."""
+    original = _builder.Builder.set_fileline
+    _attribute_macro_spans_to_call_site()
+    try:
+        yield
+    finally:
+        _builder.Builder.set_fileline = original
 
 
 def _attribute_macro_spans_to_call_site() -> None:

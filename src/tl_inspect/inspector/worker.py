@@ -14,10 +14,12 @@ import os
 import pickle
 import re
 import resource
+import shutil
 import sys
 import tempfile
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tl_inspect.deepstack import call_on_deep_stack
@@ -140,6 +142,31 @@ class _Capture:
         return texts[0], texts[1]
 
 
+@contextmanager
+def captured_output():
+    """This process's fd 1 and fd 2 sent to files while a kernel compiles in the caller's own process
+    (the Python API), as a worker's always are: the layout text and tilelang's warnings become part of
+    the kernel's record, not noise on the caller's terminal."""
+    folder = tempfile.mkdtemp(prefix="tl-inspect-")
+    paths = (os.path.join(folder, "stdout.txt"), os.path.join(folder, "stderr.txt"))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    try:
+        for fd, path in zip((1, 2), paths):
+            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.dup2(opened, fd)
+            os.close(opened)
+        yield _Capture(*paths)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, old in zip((1, 2), saved):
+            os.dup2(old, fd)
+            os.close(old)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _work(job: Job, sink, capture: _Capture) -> None:
     from tl_inspect.inspector import hooks
     from tl_inspect.model import KernelArtifact
@@ -201,11 +228,6 @@ def _import_user_file(user_file: str):
 # ---------------------------------------------------------------- discovery
 
 def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
-    import tvm
-    from tilelang.autotuner.tuner import AutoTuneImpl
-    from tilelang.jit import JITImpl
-    from tilelang.jit.kernel import JITKernel
-
     cases = dict(getattr(module, CASES_VARIABLE, None) or {})
     cases.update(job.cases)
     if job.only and job.args:
@@ -217,20 +239,11 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
     for name, obj in list(vars(module).items()):
         if name.startswith("__") or id(obj) in seen or (job.only and name != job.only):
             continue
-        if isinstance(obj, tvm.tirx.PrimFunc):
-            found = [KernelSpec(name, "prim_func", _fixed(obj, {}), _prim_func_file(obj))]
-            line = _prim_func_line(obj)
-        elif isinstance(obj, JITKernel):
-            configs = dict(obj.pass_configs or {})
-            found = [KernelSpec(name, "jit_kernel", _fixed(obj.prim_func, configs), _prim_func_file(obj.prim_func))]
-            line = _prim_func_line(obj.prim_func)
-        elif isinstance(obj, (JITImpl, AutoTuneImpl)) or (callable(obj) and name in cases):
-            found, note = _factory_specs(name, obj, cases.get(name))
-            line = _function_line(obj)
-            if note:
-                unspecialised.append((obj, note))
-        else:
+        if not (is_kernel_object(obj) or (callable(obj) and name in cases)):
             continue
+        found, line, note = specs_of(name, obj, cases.get(name))
+        if note:
+            unspecialised.append((obj, note))
         seen.add(id(obj))
         specs.extend((line, spec) for spec in found if _is_users(spec.source_file))
     # a factory already called at module level (`k = factory(4096)`) needs no cases
@@ -239,6 +252,32 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
         file == _function_file(obj) and line in _function_lines(obj) for file, line in specialised))
     specs.sort(key=lambda item: item[0])
     return [s for _, s in specs], notes
+
+
+def is_kernel_object(obj) -> bool:
+    """A PrimFunc, a compiled kernel, a `@tilelang.jit` factory or an autotuner."""
+    import tvm
+    from tilelang.autotuner.tuner import AutoTuneImpl
+    from tilelang.jit import JITImpl
+    from tilelang.jit.kernel import JITKernel
+
+    return isinstance(obj, (tvm.tirx.PrimFunc, JITKernel, JITImpl, AutoTuneImpl))
+
+
+def specs_of(name: str, obj, cases) -> tuple[list[KernelSpec], int, str | None]:
+    """The kernels `obj` gives under `name`, the line that defines it, and a note when a factory has
+    no arguments to be called with."""
+    import tvm
+    from tilelang.jit.kernel import JITKernel
+
+    if isinstance(obj, tvm.tirx.PrimFunc):
+        return [KernelSpec(name, "prim_func", _fixed(obj, {}), _prim_func_file(obj))], _prim_func_line(obj), None
+    if isinstance(obj, JITKernel):
+        configs = dict(obj.pass_configs or {})
+        spec = KernelSpec(name, "jit_kernel", _fixed(obj.prim_func, configs), _prim_func_file(obj.prim_func))
+        return [spec], _prim_func_line(obj.prim_func), None
+    found, note = _factory_specs(name, obj, cases)
+    return found, _function_line(obj), note
 
 
 def _check_names(module, job: Job) -> str | None:
@@ -282,7 +321,7 @@ def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]
     from tilelang.autotuner.tuner import AutoTuneImpl
     from tilelang.jit import JITImpl
 
-    missing = _required_parameters(obj)
+    missing = required_parameters(obj)
     if not cases and missing:
         return [], (f"{name}: factory needs arguments ({', '.join(missing)}); "
                     f"add {CASES_VARIABLE} = {{{name!r}: [{{...}}]}} or use FILE.py::{name} -a NAME=VALUE")
@@ -323,9 +362,9 @@ def _first_config(autotuner, case: dict) -> dict:
     return dict(configs[0]) if configs else {}
 
 
-def _required_parameters(obj) -> list[str]:
+def required_parameters(obj) -> list[str]:
     """Names a factory needs values for: its parameters without defaults, or an eager kernel's T.const names."""
-    func = _user_function(obj)
+    func = user_function(obj)
     try:
         source = inspect.getsource(func)
     except (OSError, TypeError):
@@ -343,25 +382,25 @@ def _required_parameters(obj) -> list[str]:
             and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
-def _user_function(obj):
+def user_function(obj):
     impl = getattr(obj, "jit_impl", obj)
     func = getattr(impl, "func", impl)
     return getattr(func, "orig_func", func)
 
 
 def _function_file(obj) -> str | None:
-    code = getattr(_user_function(obj), "__code__", None)
+    code = getattr(user_function(obj), "__code__", None)
     return os.path.abspath(code.co_filename) if code else None
 
 
 def _function_line(obj) -> int:
-    code = getattr(_user_function(obj), "__code__", None)
+    code = getattr(user_function(obj), "__code__", None)
     return code.co_firstlineno if code else 0
 
 
 def _function_lines(obj) -> range:
     try:
-        lines, first = inspect.getsourcelines(_user_function(obj))
+        lines, first = inspect.getsourcelines(user_function(obj))
     except (OSError, TypeError):
         return range(0)
     return range(first, first + len(lines))

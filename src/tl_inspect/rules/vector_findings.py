@@ -61,7 +61,11 @@ def cost_sentence(access: Access) -> str:
 def written(ctx: RuleContext, line: int, buffer: str, fallback: str) -> str:
     """`buffer[...]` exactly as the user's statement writes it (the compiler renames block indices),
     else the compiler's rendering."""
-    text = ctx.line_text(line)
+    return written_in(ctx.line_text(line), buffer, fallback)
+
+
+def written_in(text: str, buffer: str, fallback: str) -> str:
+    """`buffer[...]` as the line `text` writes it, else `fallback`."""
     start = text.find(f"{buffer}[")
     if start < 0 or (start and (text[start - 1].isalnum() or text[start - 1] == "_")):
         return fallback

@@ -1,0 +1,187 @@
+"""The Python API: `tl_inspect.inspect(obj)` for a path, a PrimFunc, a compiled kernel or a `@tilelang.jit`
+factory, returning the same data the JSON report has as typed objects.
+
+A path is inspected like the command line does it, in worker processes. An object in memory means the
+caller has already imported tilelang and built it: it is lowered in this process by the worker's own
+compile path, so the verdicts, proofs and findings are the ones the command line gives for that kernel.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+from tl_inspect import __version__
+from tl_inspect.model import Access, Finding, KernelArtifact, KernelReport, Layout, RunResult
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One inspected kernel: its artefact (CUDA, line map, layouts, accesses with verdicts) and the
+    findings of the selected rules."""
+
+    report: KernelReport
+
+    @property
+    def artifact(self) -> KernelArtifact:
+        return self.report.kernel
+
+    @property
+    def name(self) -> str:
+        return self.artifact.name
+
+    @property
+    def file(self) -> str:
+        return self.artifact.file
+
+    @property
+    def line(self) -> int | None:
+        return self.artifact.line
+
+    @property
+    def ok(self) -> bool:
+        return self.artifact.status == "ok"
+
+    @property
+    def error(self) -> str | None:
+        return self.artifact.error
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.report.findings
+
+    @property
+    def accesses(self) -> tuple[Access, ...]:
+        return self.artifact.accesses
+
+    @property
+    def cuda(self) -> str:
+        """The CUDA source as `get_kernel_source()` returns it."""
+        return self.artifact.source
+
+    @property
+    def line_map(self) -> tuple:
+        """line_map[i]: the Python line of CUDA line i + 1, or None."""
+        return self.artifact.line_map
+
+    @property
+    def layouts(self) -> tuple[Layout, ...]:
+        return self.artifact.layouts
+
+    def narrow_accesses(self, min_bits: int = 128, buffers=None) -> list[Access]:
+        """Global accesses of `buffers` (all when None) that move fewer than `min_bits` bits per
+        instruction and are not narrow by nature (`inherent`)."""
+        wanted = None if buffers is None else {buffers} if isinstance(buffers, str) else set(buffers)
+        return [a for a in self.accesses if (wanted is None or a.buffer in wanted)
+                and a.bits < min_bits and a.verdict != "inherent"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one inspection produced: its kernels, in file then definition order."""
+
+    run: RunResult
+
+    @property
+    def kernels(self) -> tuple[Kernel, ...]:
+        return tuple(Kernel(report) for report in self.run.reports)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.run.findings
+
+    @property
+    def errors(self) -> list[str]:
+        """One line per file that could not be imported and per kernel that could not be compiled."""
+        return ([f"{f.path}: {f.error}" for f in self.run.files if f.error]
+                + [f"{k.file} kernel {k.name}: {k.error}" for k in self.kernels if not k.ok])
+
+    def kernel(self, name: str | None = None) -> Kernel:
+        """The kernel called `name`; without a name, the only kernel."""
+        kernels = self.kernels
+        if name is None and len(kernels) == 1:
+            return kernels[0]
+        for kernel in kernels:
+            if kernel.name == name:
+                return kernel
+        raise KeyError(f"no kernel {name!r} among {[k.name for k in kernels]}")
+
+    def __iter__(self) -> Iterator[Kernel]:
+        return iter(self.kernels)
+
+    def __len__(self) -> int:
+        return len(self.run.reports)
+
+
+def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, **factory_args) -> Report:
+    """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,
+    prefixes or slugs; default: the configuration's selection, else every rule on by default).
+
+    `obj` is a path (`"kernels.py"`, `"kernels.py::name"` or a directory, inspected in worker processes), a
+    PrimFunc, a compiled `JITKernel`, or a `@tilelang.jit` factory (or plain factory function) called
+    with `factory_args` (compiled in this process). `prove=False` skips rebuilding kernels to prove
+    causes (then no vectorization finding is reported)."""
+    from tl_inspect.checking import all_rules, check_files
+    from tl_inspect.config import find_config, load_config, resolve_settings
+    from tl_inspect.deepstack import call_on_deep_stack
+    from tl_inspect.sources import SourceFiles
+
+    rules = all_rules()
+    config = load_config(find_config(os.getcwd()), rules)
+    settings = resolve_settings(config, rules, select=select, arch=arch)
+    if isinstance(obj, (str, os.PathLike)):
+        jobs, files = _inspect_paths(os.fspath(obj), settings, prove, factory_args)
+    else:
+        jobs, files = _inspect_object(obj, settings.arch, prove, factory_args)
+    reports, _ = call_on_deep_stack(check_files, jobs, files, settings, rules, SourceFiles())
+    return Report(RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
+                            rules=settings.rules))
+
+
+def _inspect_paths(target: str, settings, prove: bool, factory_args: dict):
+    """A file, `FILE.py::name` or a directory (its files that import tilelang), in worker processes."""
+    from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs, parse_targets
+    from tl_inspect.model import FileResult
+
+    targets = parse_targets([target])
+    if factory_args and not any(t.only for t in targets):
+        raise TypeError("factory arguments need a FILE.py::factory target")
+    jobs = [Job(path=t.path, arch=settings.arch, prove=prove, only=t.only, args=factory_args if t.only else {},
+                cases=settings.config.cases_for(t.path)) for t in targets]
+    readable = [job for job, t in zip(jobs, targets) if not t.error]
+    inspected = iter(inspect_jobs(readable, workers=settings.jobs, max_memory=settings.max_memory,
+                                  timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS))
+    return jobs, [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
+
+
+def _inspect_object(obj, arch: str, prove: bool, factory_args: dict):
+    """Compile one kernel object in this process, the way a worker compiles a kernel it discovered."""
+    from tl_inspect.deepstack import call_on_deep_stack
+    from tl_inspect.inspector import Job, hooks
+    from tl_inspect.inspector.worker import (captured_output, compile_kernel, is_kernel_object,
+                                             required_parameters, specs_of, user_function)
+    from tl_inspect.model import FileResult
+
+    if not (is_kernel_object(obj) or callable(obj)):
+        raise TypeError(f"tl_inspect.inspect expects a path, a PrimFunc, a JITKernel or a kernel factory, "
+                        f"not {type(obj).__name__}")
+    # a compiled kernel is named by the function its PrimFunc was written as
+    name = getattr(user_function(getattr(obj, "prim_func", obj)), "__name__", None) or type(obj).__name__
+    specs, _, _ = specs_of(name, obj, [factory_args] if factory_args else None)
+    if not specs:
+        raise TypeError(f"{name} is a factory: pass its arguments ({', '.join(required_parameters(obj))}) "
+                        f"as keyword arguments of tl_inspect.inspect")
+    (spec,) = specs
+    if factory_args and spec.discovered_as in ("prim_func", "jit_kernel"):
+        raise TypeError(f"{name} is already a kernel: it takes no factory arguments")
+    if not spec.source_file:
+        raise ValueError(f"{name}: no source file to attribute lines to (the kernel carries no span)")
+    shown = os.path.relpath(spec.source_file)
+    # `only`: one kernel of the file, so a suppression without a finding is not known to be unused
+    job = Job(path=shown, arch=arch, prove=prove, only=spec.name)
+    with captured_output() as capture, hooks.macro_spans_at_call_site():
+        capture.mark()
+        artifact = call_on_deep_stack(compile_kernel, spec, job, capture)
+    return [job], [FileResult(path=shown, kernels=(artifact,))]
+

@@ -1,0 +1,36 @@
+"""The pytest plugin (entry point `pytest11`): a `--tl-inspect-arch` option and the `tl_inspect_report`
+fixture, which inspects a kernel for that arch and keeps each file's report for the whole session."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tl_inspect.api import Report, inspect
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--tl-inspect-arch", default="sm_90",
+                     help="CUDA arch tl-inspect compiles kernels for (default sm_90); no GPU is needed")
+
+
+@pytest.fixture(scope="session")
+def tl_inspect_report(request):
+    """tl_inspect_report(obj, **options) -> Report, as `tl_inspect.inspect(obj, arch=--tl-inspect-arch)`.
+
+    A path is inspected once per session and option set (a worker compiles the whole file); a kernel
+    object is compiled on each call, since the same object may be rebuilt between tests."""
+    arch = request.config.getoption("--tl-inspect-arch")
+    reports: dict = {}
+
+    def report(obj, **options) -> Report:
+        options.setdefault("arch", arch)
+        if not isinstance(obj, (str, os.PathLike)):
+            return inspect(obj, **options)
+        key = (os.path.abspath(os.fspath(obj)), repr(sorted(options.items())))
+        if key not in reports:
+            reports[key] = inspect(obj, **options)
+        return reports[key]
+
+    return report

@@ -1,0 +1,191 @@
+"""The Python API, the pytest assertions and the pytest plugin, on kernels built in this process with
+the real tilelang (and, for paths, compiled by the real worker processes)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+import tl_inspect
+from tl_inspect.testing import assert_no_findings, assert_vectorized
+
+pytest_plugins = ["pytester"]
+
+KERNELS = "tests/api/kernels.py"
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    """tests/api/kernels.py, imported here: the caller of the API has imported tilelang itself."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        from api import kernels
+    finally:
+        sys.path.remove(os.path.join(ROOT, "tests"))
+    return kernels
+
+
+@pytest.fixture(autouse=True)
+def at_root(monkeypatch):
+    # messages name files relative to the working directory
+    monkeypatch.chdir(ROOT)
+
+
+def test_factory_with_arguments_compiles_in_process(kernels, capfd):
+    report = tl_inspect.inspect(kernels.add, N=2047)
+    kernel = report.kernel()
+    assert (kernel.name, kernel.file, kernel.line, kernel.ok) == ("add[N=2047]", KERNELS, 10, True)
+    assert [(f.rule, f.line) for f in kernel.findings] == [("TLV002", 13)]
+    assert {(a.buffer, a.kind, a.bits, a.verdict, a.cause.kind) for a in kernel.accesses} == {
+        ("A", "load", 16, "costly", "tail-guard"), ("B", "load", 16, "costly", "tail-guard"),
+        ("C", "store", 16, "costly", "tail-guard")}
+    store = next(a for a in kernel.accesses if a.kind == "store")
+    assert "uint4" in store.proof.cuda_after and store.proof.bits_after == 128
+    # the line map ties the access's CUDA line back to its Python line
+    assert all(kernel.line_map[n - 1] == 13 for n in store.cuda_lines)
+    assert "C[" in kernel.cuda.splitlines()[store.cuda_lines[0] - 1]
+    # what the compiler printed while lowering went into the record, not onto the caller's terminal
+    assert capfd.readouterr() == ("", "")
+
+
+def test_prim_func_and_path_give_the_same_verdicts(kernels):
+    in_memory = tl_inspect.inspect(kernels.add.get_tir(N=2047)).kernel()
+    by_worker = tl_inspect.inspect(f"{KERNELS}::add", N=2047).kernel()
+    assert in_memory.name == "main" and by_worker.name == "add[N=2047]"
+    assert [f.as_dict() | {"kernel": ""} for f in in_memory.findings] == \
+           [f.as_dict() | {"kernel": ""} for f in by_worker.findings]
+    assert [a.as_dict() for a in in_memory.accesses] == [a.as_dict() for a in by_worker.accesses]
+    assert in_memory.cuda == by_worker.cuda
+
+
+def test_a_path_reports_every_kernel_of_the_file():
+    report = tl_inspect.inspect("fixtures/kernels/vec_elementwise_1d.py")
+    assert {k.name: [f.slug for f in k.findings] for k in report} == {
+        "add_aligned": [], "add_tail_multiple_of_8": [], "axpy_ragged": ["lane-dependent-predicate"],
+        "scale_naive": ["scalarized-load"], "gelu_any_length": ["lane-dependent-predicate"],
+        "gelu_length_multiple_of_8": []}
+    assert report.errors == [] and len(report) == 6 and report.run.arch == "sm_90"
+    with pytest.raises(KeyError, match="no kernel 'nope'"):
+        report.kernel("nope")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_compiled_kernel(kernels):
+    import tilelang
+
+    compiled = tilelang.compile(kernels.add.get_tir(N=2048), target={"kind": "cuda", "arch": "sm_90"})
+    kernel = tl_inspect.inspect(compiled).kernel()
+    assert kernel.name == "main" and kernel.findings == ()
+    assert sorted(a.bits for a in kernel.accesses) == [128, 128, 128]
+
+
+def test_selection_filters_findings_not_verdicts(kernels):
+    kernel = tl_inspect.inspect(kernels.add.get_tir(N=2047), select="scalarized-load").kernel()
+    assert kernel.findings == ()
+    assert {a.verdict for a in kernel.accesses} == {"costly"}
+
+
+def test_wrong_calls_name_what_is_missing(kernels):
+    with pytest.raises(TypeError, match=r"add is a factory: pass its arguments \(N\)"):
+        tl_inspect.inspect(kernels.add)
+    with pytest.raises(TypeError, match="main is already a kernel"):
+        tl_inspect.inspect(kernels.add.get_tir(N=2048), N=4096)
+    with pytest.raises(TypeError, match="not int"):
+        tl_inspect.inspect(3)
+    with pytest.raises(ValueError, match="no/such/file.py: no such file or directory"):
+        tl_inspect.inspect("no/such/file.py")
+
+
+VECTORIZED_FAILURE = """\
+1 global access narrower than 128 bits:
+the C store in kernel main is 16-bit (up to 128-bit possible): verdict costly
+  at      tests/api/kernels.py:13
+  python    13 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+  cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
+  cause   tail-guard
+  cost    2.93x per access, 2.93x for the kernel on an H200 (lanes 16 B apart, each thread's elements contiguous: 2.93x (tail guard))
+  proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
+          before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
+          after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
+  finding TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own. Estimated 2.93x slower for the whole kernel on an H200 (lanes 16 B apart, each thread's elements contiguous, 2.93x per access).
+  fix     pad the length to a multiple of 8 (2047 -> 2048), or split the loop into an aligned body and a separate tail"""
+
+
+def test_assert_vectorized_fails_with_the_verdict(kernels):
+    with pytest.raises(AssertionError) as failure:
+        assert_vectorized(kernels.add.get_tir(N=2047), buffers="C")
+    assert str(failure.value) == VECTORIZED_FAILURE
+    with pytest.raises(AssertionError, match="^3 global accesses narrower than 128 bits:"):
+        assert_vectorized(kernels.add.get_tir(N=2047))
+    # 16-bit scalars are what the same kernel is asked for at min_bits=16
+    assert_vectorized(kernels.add.get_tir(N=2047), min_bits=16)
+
+
+def test_assert_vectorized_passes_full_and_inherent_accesses(kernels):
+    assert_vectorized(kernels.add.get_tir(N=2048))
+    report = tl_inspect.inspect(kernels.scale, N=4096)
+    # S[0] is one 16-bit value for every lane: narrow by nature, not a failure
+    assert {(a.buffer, a.bits, a.verdict, a.reason) for a in report.kernel().accesses} >= {("S", 16, "inherent", "broadcast")}
+    assert_vectorized(report)
+    with pytest.raises(AssertionError, match=r"^no global access of Q in scale\[N=4096\] \(buffers accessed: S, X, Y\)$"):
+        assert_vectorized(report, buffers=["Q", "X"])
+
+
+NO_FINDINGS_FAILURE = """\
+1 finding:
+tests/api/kernels.py:13: TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own. Estimated 2.93x slower for the whole kernel on an H200 (lanes 16 B apart, each thread's elements contiguous, 2.93x per access).
+  python    13 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+  cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
+  cost    2.93x for the kernel on an H200 (lanes 16 B apart, each thread's elements contiguous: 2.93x (tail guard); these accesses move 100% of the kernel's global bytes)
+  proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
+          before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
+          after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
+  fix     pad the length to a multiple of 8 (2047 -> 2048), or split the loop into an aligned body and a separate tail"""
+
+
+def test_assert_no_findings_fails_with_the_finding(kernels):
+    with pytest.raises(AssertionError) as failure:
+        assert_no_findings(kernels.add.get_tir(N=2047))
+    assert str(failure.value) == NO_FINDINGS_FAILURE
+    assert_no_findings(kernels.add.get_tir(N=2047), select="scalarized-load")
+    assert_no_findings(kernels.add.get_tir(N=2048))
+
+
+def test_pytest_plugin_fixture_and_option(pytester):
+    pytester.makepyfile(test_kernels=f"""
+        from tl_inspect.testing import assert_vectorized
+
+        PATH = {os.path.join(ROOT, "fixtures/kernels/vec_elementwise_1d.py")!r}
+
+        def test_aligned(tl_inspect_report):
+            report = tl_inspect_report(PATH)
+            assert report.run.arch == "sm_80"
+            assert_vectorized(report.kernel("add_aligned"))
+
+        def test_ragged(tl_inspect_report):
+            # the same report: the file is compiled once per session
+            assert tl_inspect_report(PATH) is tl_inspect_report(PATH)
+            assert_vectorized(tl_inspect_report(PATH).kernel("axpy_ragged"))
+    """)
+    result = pytester.runpytest_subprocess("-p", "tl_inspect.pytest_plugin", "--tl-inspect-arch", "sm_80")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*3 global accesses narrower than 128 bits:",
+                                 "*the Out store in kernel axpy_ragged is 16-bit (up to 128-bit possible): "
+                                 "verdict costly"])
+
+
+def test_plugin_is_registered_and_the_package_typed():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)
+    assert project["project"]["entry-points"]["pytest11"] == {"tl_inspect": "tl_inspect.pytest_plugin"}
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["tl_inspect"]
+    assert os.path.isfile(os.path.join(os.path.dirname(tl_inspect.__file__), "py.typed"))

@@ -1,0 +1,69 @@
+"""`tl-inspect explain`: the decision chain of each narrow access, with real kernels compiled by the workers."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import ROOT
+from tl_inspect.cli import main
+from tl_inspect.rules.lane_dependent_predicate import LaneDependentPredicate
+
+@pytest.fixture(autouse=True)
+def at_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+# the rule's first BAD example: an fp16 add over N = 2047
+ADD_2047_CHAIN = """\
+add_2047  add_2047.py:6
+
+  The C store and the A and B loads, line 9: 16-bit, up to 128-bit (costly)
+    python     9 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]  # expect: lane-dependent-predicate
+    cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
+    1. Is the index contiguous in the lane variable?        yes  `C[bx * block + i]`: neighbouring threads 16 B apart, each thread walks 16 contiguous bytes
+    2. Is the bounds check uniform inside the vector group? NO   tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside the 8-element group (2047 is not a multiple of 8)
+    stopped at step 2.
+    cost    2.93x per access on an H200; 2.93x for the whole kernel (lanes 16 B apart, each thread's elements contiguous: 2.93x (tail guard))
+    proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
+            before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
+            after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
+
+"""
+
+
+def test_explain_stops_at_the_predicate_and_shows_uint4_return(tmp_path, monkeypatch, capsys):
+    (tmp_path / "add_2047.py").write_text(LaneDependentPredicate.BAD[0].text)
+    monkeypatch.chdir(tmp_path)
+    assert main(["explain", "add_2047.py"]) == 0
+    assert capsys.readouterr().out == ADD_2047_CHAIN
+
+
+
+def test_each_kind_of_cause_stops_at_its_own_step(capsys):
+    assert main(["explain", "fixtures/kernels/rmw_row_sum.py", "fixtures/kernels/vec_transpose.py",
+                 "fixtures/kernels/vec_elementwise_1d.py::scale_naive"]) == 0
+    out = capsys.readouterr().out
+    steps = {line.split()[0] for line in re.findall(r"^    (\d\. .*(?:NO|YES) .*)$", out, re.M)}
+    # a store that does not advance, a transposed walk, one element per thread: steps 4, 1 and 5
+    assert steps == {"1.", "4.", "5."}
+    assert "4. Does the store index advance with the lane?          NO   `O[bx * 16 + i]` stays put while j " \
+           "advances: every lane writes one element" in out
+    assert re.search(r"1\. Is the index contiguous in the lane variable\? +NO +`\w+\[.*\]`: neighbouring lanes "
+                     r"\(\w+\) are \d+ elements apart", out)
+    assert "5. Does each thread move a whole vector, coalesced?     NO   1 element per thread over 256 threads, " \
+           "less than a 4-element vector" in out
+    # every chain stops at the step that failed: nothing is printed after it
+    for chain in out.split("\n\n"):
+        if "stopped at step" in chain:
+            number = int(re.search(r"stopped at step (\d)", chain).group(1))
+            assert max(int(n) for n in re.findall(r"^    (\d)\. ", chain, re.M)) == number
+
+
+def test_a_kernel_without_narrow_accesses_and_a_bad_target(capsys):
+    assert main(["explain", "fixtures/kernels/vec_elementwise_1d.py::add_aligned"]) == 0
+    assert capsys.readouterr().out == ("add_aligned  fixtures/kernels/vec_elementwise_1d.py:8\n"
+                                       "  every global access is as wide as its pattern allows, or cannot be wider\n\n")
+    assert main(["explain", "no/such.py"]) == 2
+    assert "no/such.py: no such file or directory" in capsys.readouterr().err
