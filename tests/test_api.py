@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, import_api_kernels
 
 import tl_inspect
 from tl_inspect.testing import assert_no_findings, assert_vectorized
@@ -21,13 +20,7 @@ KERNELS = "tests/api/kernels.py"
 
 @pytest.fixture(scope="module")
 def kernels():
-    """tests/api/kernels.py, imported here: the caller of the API has imported tilelang itself."""
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    try:
-        from api import kernels
-    finally:
-        sys.path.remove(os.path.join(ROOT, "tests"))
-    return kernels
+    return import_api_kernels("kernels")
 
 
 @pytest.fixture(autouse=True)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 
 import pytest
 
 import tl_inspect
 
+from conftest import import_api_kernels
 from report_data import KERNELS_FILE, ROOT, UPDATE_SNAPSHOTS, report_run  # noqa: F401  (a fixture)
 from tl_inspect.cli import main as tl_inspect_main
 from tl_inspect.reports.html import kernel_href, write_html
@@ -146,12 +146,7 @@ def test_notebook_fragment_shows_the_finding_its_proof_and_the_access_table(tmp_
     """`_repr_html_` inside a page standing in for Jupyter: self-contained (no request leaves the page,
     the page fixture fails on one), readable without JS, and styled without restyling the notebook."""
     monkeypatch.chdir(ROOT)
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    try:
-        from api import kernels
-    finally:
-        sys.path.remove(os.path.join(ROOT, "tests"))
-    kernel = tl_inspect.inspect(kernels.add, N=2047).kernel()
+    kernel = tl_inspect.inspect(import_api_kernels("kernels").add, N=2047).kernel()
     fragment = kernel._repr_html_()
     assert "<script" not in fragment and "<link" not in fragment
     page.set_content(NOTEBOOK_PAGE.replace("{}", fragment))

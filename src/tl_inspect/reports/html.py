@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, Layout, RunResult
-from tl_inspect.reports.common import file_groups, plural, rule_table, severity_counts
+from tl_inspect.reports.common import file_groups, ledger_rows, plural, rule_table, severity_counts
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.sources import SourceFiles
 
@@ -136,6 +136,7 @@ class KernelPage:
     warnings: tuple
     findings_total: int
     accesses: tuple = ()
+    ledger: tuple = ()  # (label, value) rows
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,7 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         cuda_lines=cuda_lines, layouts=tuple(_layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
         accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses),
+        ledger=tuple(ledger_rows(k.ledger, k.arch)) if k.ledger else (),
     )
 
 
@@ -381,7 +383,7 @@ _fragments = itertools.count(1)
 def scoped_css(css: str, scope: str) -> str:
     """report.css with every selector put under `scope`, so a notebook output styles itself and
     nothing of the notebook around it. report.css is hand-written: flat rules, no at-rules."""
-    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
     rules = []
     for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
         scoped = []

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups, plural, severity_counts
+from tl_inspect.reports.common import file_groups, ledger_short, plural, severity_counts
 from tl_inspect.sources import SourceFiles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -69,6 +69,7 @@ def _kernel_line(report, where: str) -> Text:
         (report.kernel.name, "bold"), f"  {where}  vector accesses: ",
         (f"{s['128-bit']} 128-bit", "green"), " / ", (f"{s['narrow']} narrower", "yellow"), " / ",
         (f"{s['scalar']} scalar", "red"), f"  {plural(len(report.findings), 'finding')}",
+        *((f"  ({ledger_short(report.kernel.ledger)})", "dim"),) if report.kernel.ledger else (),
     )
 
 
