@@ -38,12 +38,15 @@ def account(kernel: KernelArtifact) -> Ledger | None:
     grid = " x ".join(ir.render(e) for e in block_extents) or "1"
 
     working, guard = _working_threads(func, threads)
+    variables = _thread_vars(func)
     read = written = 0
     for a in kernel.accesses:
         moved = a.block_bytes
-        reach = _guard_threads(a.guard[0], _thread_vars(func)) if a.guard else None
-        if reach is not None and a.lane_stride_bytes and not a.via:
-            # a block's bytes assume every thread moves its elements; a thread guard says how many do
+        if a.lane_stride_bytes and not a.via:
+            # a block's bytes assume every launched thread moves its elements; no access reaches more
+            # threads than the kernel's working ones, nor more than its own thread guard lets through
+            guarded = _guard_threads(a.guard[0], variables) if a.guard else None
+            reach = working if guarded is None else min(working, guarded * (threads // _x_extent(variables)))
             moved = min(moved, a.elements_per_thread * reach * ir.dtype_bits(a.dtype) // 8)
         if a.kind == "store":
             written += moved
@@ -69,11 +72,15 @@ def _thread_vars(func) -> dict:
             if isinstance(stmt, ir.Attr) and stmt.tag.startswith("threadIdx")}
 
 
+def _x_extent(variables: dict) -> int:
+    return max(next((n for tag, n in variables.values() if tag == "threadIdx.x"), 1), 1)
+
+
 def _working_threads(func, threads: int) -> tuple:
     """(threads of a block that reach some global access, the condition that idles the rest or "")."""
     variables = _thread_vars(func)
-    x_extent = next((n for tag, n in variables.values() if tag == "threadIdx.x"), 1)
-    others = threads // max(x_extent, 1)
+    x_extent = _x_extent(variables)
+    others = threads // x_extent
     reached: set = set()
     guards: set = set()
 
