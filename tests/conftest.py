@@ -48,3 +48,15 @@ def inspected():
         return {p: cache[key(p)] for p in paths}
 
     return get
+
+
+def import_api_kernels(module: str):
+    """tests/api/<module>.py, imported in the test process: the caller of the API has imported tilelang
+    and built its kernels itself."""
+    import importlib
+
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        return importlib.import_module(f"api.{module}")
+    finally:
+        sys.path.remove(os.path.join(ROOT, "tests"))

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, import_api_kernels
 
 import tl_inspect
 from tl_inspect.testing import assert_no_findings, assert_vectorized
@@ -21,13 +20,7 @@ KERNELS = "tests/api/kernels.py"
 
 @pytest.fixture(scope="module")
 def kernels():
-    """tests/api/kernels.py, imported here: the caller of the API has imported tilelang itself."""
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    try:
-        from api import kernels
-    finally:
-        sys.path.remove(os.path.join(ROOT, "tests"))
-    return kernels
+    return import_api_kernels("kernels")
 
 
 @pytest.fixture(autouse=True)
@@ -190,3 +183,40 @@ def test_plugin_is_registered_and_the_package_typed():
     assert project["project"]["entry-points"]["pytest11"] == {"tl_inspect": "tl_inspect.pytest_plugin"}
     assert "py.typed" in project["tool"]["setuptools"]["package-data"]["tl_inspect"]
     assert os.path.isfile(os.path.join(os.path.dirname(tl_inspect.__file__), "py.typed"))
+
+
+def test_rich_console_shows_the_full_format(kernels):
+    """`__rich__`: what `--format full` prints, for the kernel and for the report."""
+    import io
+
+    from rich.console import Console
+
+    def rendered(obj) -> str:
+        out = io.StringIO()
+        Console(file=out, width=200, color_system=None).print(obj)
+        return out.getvalue()
+
+    report = tl_inspect.inspect(kernels.add, N=2047)
+    kernel = rendered(report.kernel())
+    assert kernel.startswith("add[N=2047]  tests/api/kernels.py:10  vector accesses: 0 128-bit / 0 narrower / 3 scalar")
+    assert "warning TLV002 [lane-dependent-predicate]" in kernel
+    assert "13 |                 C[bx * block + i] = A[bx * block + i] + B[bx * block + i]" in kernel
+    assert "proof: rebuilt with the length 2047 padded to 2048" in kernel and "uint4" in kernel
+    whole = rendered(report)
+    assert whole.startswith(kernel) and whole.endswith("Checked 1 kernel in 1 file: 1 finding (1 warning)\n")
+
+
+def test_report_html_folds_clean_kernels_and_keeps_ids_apart(kernels):
+    import dataclasses
+    import re
+
+    tail = tl_inspect.inspect(kernels.add, N=2047)
+    clean = tl_inspect.inspect(kernels.add, N=2048)
+    both = tl_inspect.Report(dataclasses.replace(tail.run, reports=tail.run.reports + clean.run.reports))
+    fragment = both._repr_html_()
+    assert re.findall(r'<details class="kernel"( open)?>\s*<summary>(\S+)', fragment) == [
+        (" open", "add[N=2047]"), ("", "add[N=2048]")]
+    ids = re.findall(r' id="([^"]+)"', fragment)
+    assert len(ids) == len(set(ids)) and "py-13" not in ids
+    # a second output in the same notebook gets ids of its own
+    assert not set(ids) & set(re.findall(r' id="([^"]+)"', both._repr_html_()))

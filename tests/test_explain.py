@@ -18,6 +18,13 @@ def at_root(monkeypatch):
 # the rule's first BAD example: an fp16 add over N = 2047
 ADD_2047_CHAIN = """\
 add_2047  add_2047.py:6
+  ledger
+    blocks                2
+    threads that work     128 of 128 per block
+    elements per thread   up to 8 through one access
+    read per launch       8.0 KiB (4.0 KiB per block)
+    written per launch    4.0 KiB (2.0 KiB per block)
+    arithmetic intensity  not counted (only T.gemm work is counted)
 
   The C store and the A and B loads, line 9: 16-bit, up to 128-bit (costly)
     python     9 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]  # expect: lane-dependent-predicate
@@ -64,6 +71,13 @@ def test_each_kind_of_cause_stops_at_its_own_step(capsys):
 def test_a_kernel_without_narrow_accesses_and_a_bad_target(capsys):
     assert main(["explain", "fixtures/kernels/vec_elementwise_1d.py::add_aligned"]) == 0
     assert capsys.readouterr().out == ("add_aligned  fixtures/kernels/vec_elementwise_1d.py:8\n"
+                                       "  ledger\n"
+                                       "    blocks                1024\n"
+                                       "    threads that work     128 of 128 per block\n"
+                                       "    elements per thread   up to 8 through one access\n"
+                                       "    read per launch       4.0 MiB (4.0 KiB per block)\n"
+                                       "    written per launch    2.0 MiB (2.0 KiB per block)\n"
+                                       "    arithmetic intensity  not counted (only T.gemm work is counted)\n"
                                        "  every global access is as wide as its pattern allows, or cannot be wider\n\n")
     assert main(["explain", "no/such.py"]) == 2
     assert "no/such.py: no such file or directory" in capsys.readouterr().err

@@ -1,8 +1,8 @@
 """The HTML report in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright),
 opened from file:// as a user would open it offline.
 
-With TL_INSPECT_UPDATE_SNAPSHOTS=1 the screenshot this test takes also replaces docs/kernel-page.png,
-the picture in the README."""
+With TL_INSPECT_UPDATE_SNAPSHOTS=1 the screenshots these tests take also replace docs/kernel-page.png
+and docs/notebook.png, the pictures in the README."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ import shutil
 
 import pytest
 
+import tl_inspect
+
+from conftest import import_api_kernels
 from report_data import KERNELS_FILE, ROOT, UPDATE_SNAPSHOTS, report_run  # noqa: F401  (a fixture)
 from tl_inspect.cli import main as tl_inspect_main
 from tl_inspect.reports.html import kernel_href, write_html
@@ -20,6 +23,12 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]
 README_SCREENSHOT = os.path.join(ROOT, "docs", "kernel-page.png")
+NOTEBOOK_SCREENSHOT = os.path.join(ROOT, "docs", "notebook.png")
+# what Jupyter puts around an output: the notebook's own styles, which the fragment must leave alone
+NOTEBOOK_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>notebook</title>
+<style>body { margin: 8px; font: 16px serif; } h1 { color: rgb(1, 2, 3); }</style></head>
+<body><h1 id="cell">In [1]: tl_inspect.inspect(kernels.add, N=2047).kernel()</h1>
+<div class="output">{}</div></body></html>"""
 
 
 @pytest.fixture
@@ -131,3 +140,38 @@ def test_real_run_links_a_finding_to_its_cuda_and_pictures_it_for_the_readme(tmp
     if UPDATE_SNAPSHOTS:
         os.makedirs(os.path.dirname(README_SCREENSHOT), exist_ok=True)
         shutil.copyfile(tmp_path / "kernel-page.png", README_SCREENSHOT)
+
+
+def test_notebook_fragment_shows_the_finding_its_proof_and_the_access_table(tmp_path, page, monkeypatch):
+    """`_repr_html_` inside a page standing in for Jupyter: self-contained (no request leaves the page,
+    the page fixture fails on one), readable without JS, and styled without restyling the notebook."""
+    monkeypatch.chdir(ROOT)
+    kernel = tl_inspect.inspect(import_api_kernels("kernels").add, N=2047).kernel()
+    fragment = kernel._repr_html_()
+    assert "<script" not in fragment and "<link" not in fragment
+    page.set_content(NOTEBOOK_PAGE.replace("{}", fragment))
+
+    finding = page.locator(".tl-inspect tr.finding")
+    assert finding.count() == 1 and finding.is_visible()
+    # under its Python line: the row before it is line 13, the statement the finding is about
+    assert page.evaluate("document.querySelector('.tl-inspect tr.finding').previousElementSibling.id").endswith("py-13")
+    assert "TLV002" in finding.inner_text() and "lane-dependent-predicate" in finding.inner_text()
+    assert "2.93x for the kernel" in page.locator(".tl-inspect .finding .cost").inner_text()
+    assert "uint4" in page.locator(".tl-inspect .proof pre.after").inner_text()
+    assert page.locator(".tl-inspect .proof pre.before").is_visible()
+    assert page.locator(".tl-inspect .pane table.source.cu tr").count() == len(kernel.cuda.splitlines())
+    table = page.locator(".tl-inspect table.access-table")
+    assert table.is_visible()
+    rows = [r.split("\t") for r in table.locator("tbody tr").all_inner_texts()]
+    assert sorted((r[0], r[1], r[10]) for r in rows) == [
+        ("A", "load", "costly"), ("B", "load", "costly"), ("C", "store", "costly")]
+    # the report's CSS applies inside the output and nowhere else
+    assert page.evaluate("getComputedStyle(document.querySelector('.tl-inspect tr.finding > td[colspan]'))"
+                         ".borderLeftWidth") == "4px"
+    assert page.evaluate("getComputedStyle(document.body).fontFamily") == "serif"
+    assert page.evaluate("getComputedStyle(document.getElementById('cell')).color") == "rgb(1, 2, 3)"
+
+    page.locator(".tl-inspect").screenshot(path=str(tmp_path / "notebook.png"))
+    assert (tmp_path / "notebook.png").stat().st_size > 10_000
+    if UPDATE_SNAPSHOTS:
+        shutil.copyfile(tmp_path / "notebook.png", NOTEBOOK_SCREENSHOT)

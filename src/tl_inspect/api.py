@@ -76,6 +76,22 @@ class Kernel:
         return [a for a in self.accesses if (wanted is None or a.buffer in wanted)
                 and a.bits < min_bits and a.verdict != "inherent"]
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the HTML report's kernel page (Python and CUDA panes, findings with cost and proof
+        under their lines, the access table), self-contained."""
+        from tl_inspect.reports.html import notebook_html
+
+        return notebook_html([self.report], arch=self.artifact.arch, version=__version__)
+
+    def __rich__(self):
+        """A rich console: the kernel's `--format full` output."""
+        from rich.console import Group
+
+        from tl_inspect.reports.terminal import kernel_texts
+        from tl_inspect.sources import SourceFiles
+
+        return Group(*kernel_texts(self.report, SourceFiles()))
+
 
 @dataclass(frozen=True)
 class Report:
@@ -112,6 +128,21 @@ class Report:
 
     def __len__(self) -> int:
         return len(self.run.reports)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: every kernel's page, each folded unless it has findings or failed to compile."""
+        from tl_inspect.reports.html import notebook_html
+
+        problems = [f"{f.path}: could not import the file: {f.error}" for f in self.run.files if f.error]
+        return notebook_html(self.run.reports, arch=self.run.arch, version=self.run.version, problems=problems)
+
+    def __rich__(self):
+        """A rich console: the `--format full` output."""
+        from rich.console import Group
+
+        from tl_inspect.reports.terminal import run_texts
+
+        return Group(*run_texts(self.run))
 
 
 def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, **factory_args) -> Report:

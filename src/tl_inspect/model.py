@@ -179,6 +179,63 @@ class Layout:
 
 
 @dataclass(frozen=True)
+class Ledger:
+    """The book's accounting of one kernel launch, from its accesses and its device code
+    (`tl_inspect.analysis.ledger`). None anywhere means "not known before run time" or "not counted"."""
+
+    threads_launched: int  # per block
+    threads_working: int  # threads per block that reach a global access
+    thread_guard: str  # the device condition that leaves the others idle, "threadIdx.x < 32"
+    blocks: int | None  # None: an extent of the grid is only known at run time
+    grid: str  # the grid as launched, "8 x 8" or "ceildiv(n, 1024)"
+    elements_per_thread: int  # the most elements one working thread moves through one access
+    read_bytes_per_block: int
+    written_bytes_per_block: int
+    flops_per_block: int | None  # counted only where the work is known: T.gemm shapes
+    flops_basis: str  # "T.gemm 128x128x32 x 32 iterations (line 74)"
+    peak_flops: float | None  # the arch's peak for that work, FLOP/s (docs/verdicts.md cites it)
+    peak_bytes: float | None  # the arch's memory bandwidth, B/s
+
+    @property
+    def read_bytes(self) -> int | None:
+        return None if self.blocks is None else self.read_bytes_per_block * self.blocks
+
+    @property
+    def written_bytes(self) -> int | None:
+        return None if self.blocks is None else self.written_bytes_per_block * self.blocks
+
+    @property
+    def intensity(self) -> float | None:
+        """FLOP per global byte; per block equals per launch, so a run-time grid does not hide it."""
+        moved = self.read_bytes_per_block + self.written_bytes_per_block
+        return self.flops_per_block / moved if self.flops_per_block is not None and moved else None
+
+    @property
+    def ridge(self) -> float | None:
+        return self.peak_flops / self.peak_bytes if self.peak_flops and self.peak_bytes else None
+
+    @property
+    def bound(self) -> str | None:
+        """"memory" or "compute" against the arch's ridge point; None when either is unknown."""
+        if self.intensity is None or self.ridge is None:
+            return None
+        return "memory" if self.intensity < self.ridge else "compute"
+
+    def as_dict(self) -> dict:
+        return {
+            "threads_launched": self.threads_launched, "threads_working": self.threads_working,
+            "thread_guard": self.thread_guard or None, "blocks": self.blocks, "grid": self.grid,
+            "elements_per_thread": self.elements_per_thread,
+            "read_bytes_per_block": self.read_bytes_per_block,
+            "written_bytes_per_block": self.written_bytes_per_block,
+            "read_bytes": self.read_bytes, "written_bytes": self.written_bytes,
+            "flops_per_block": self.flops_per_block, "flops_basis": self.flops_basis or None,
+            "intensity": None if self.intensity is None else round(self.intensity, 3),
+            "ridge": None if self.ridge is None else round(self.ridge, 1), "bound": self.bound,
+        }
+
+
+@dataclass(frozen=True)
 class KernelArtifact:
     name: str
     file: str  # the path as the user gave it
@@ -199,6 +256,7 @@ class KernelArtifact:
     warnings: tuple = ()  # compiler diagnostics printed on fd 2, one entry per message
     compile_ms: float = 0.0
     ptxas: dict | None = None
+    ledger: Ledger | None = None
 
     def cuda_lines_for(self, py_lines) -> tuple:
         """1-based CUDA lines whose statements came from any of the given Python lines."""

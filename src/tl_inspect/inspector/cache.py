@@ -1,8 +1,8 @@
 """Reuse the inspection of a file whose code has not changed (`--no-cache` turns this off).
 
 An entry is found by the job (the file and the options) and the versions of tilelang and of
-tl-inspect's inspector code; it is used only while every input the worker recorded as it read it
-(`inputs`: the user's Python sources, other files opened, environment variables read) is unchanged.
+tl-inspect's inspector and analysis code; it is used only while every input the worker recorded as it
+read it (`inputs`: the user's Python sources, other files opened, environment variables read) is unchanged.
 Only clean results whose every input could be hashed are stored, so an error is always reproduced by
 a fresh compile.
 """
@@ -34,7 +34,9 @@ def cache_dir() -> str:
 @functools.cache
 def _code_fingerprint() -> bytes:
     digest = hashlib.sha256(metadata.version("tilelang").encode())
+    # the worker also judges accesses and draws up the ledger (analysis/), and both are cached with it
     for path in sorted(glob.glob(os.path.join(_PACKAGE_DIR, "inspector", "*.py"))
+                       + glob.glob(os.path.join(_PACKAGE_DIR, "analysis", "*.py"))
                        + [os.path.join(_PACKAGE_DIR, name) for name in ("ir.py", "model.py")]):
         with open(path, "rb") as f:
             digest.update(f.read())

@@ -463,7 +463,7 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     from tvm.ir.instrument import pass_instrument
     from tvm.target import Target
 
-    from tl_inspect.analysis import verdicts
+    from tl_inspect.analysis import ledger, verdicts
     from tl_inspect.inspector import convert, hooks, proofs
     from tl_inspect.inspector.nvcc import ptxas_usage
     from tl_inspect.model import (STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE,
@@ -514,7 +514,8 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
             return variant_source, variant_accesses
 
         judged = proofs.prove(prim_func, judged, lower_variant, source)
-    return dataclasses.replace(artifact, accesses=judged)
+    judged_artifact = dataclasses.replace(artifact, accesses=judged)
+    return dataclasses.replace(judged_artifact, ledger=ledger.account(judged_artifact))
 
 
 def _device_view(with_directives: str, snapshots: dict, spans, def_line) -> tuple:

@@ -93,3 +93,53 @@ def relative_path(path: str, root: str) -> str | None:
 def one_line(text: str) -> str:
     """Messages are meant to be one line; formats that are line-based keep them so."""
     return " ".join(text.split())
+
+
+def byte_size(n: int | None) -> str:
+    if n is None:
+        return "unknown (run-time grid)"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return ""
+
+
+def ledger_short(ledger) -> str:
+    """The ledger in a few words, for a kernel's summary line."""
+    parts = [f"{byte_size(ledger.read_bytes)} read, {byte_size(ledger.written_bytes)} written"
+             if ledger.blocks is not None else "bytes per launch unknown (run-time grid)"]
+    if ledger.threads_working < ledger.threads_launched:
+        parts.append(f"{ledger.threads_working} of {ledger.threads_launched} threads work")
+    if ledger.bound:
+        parts.append(f"{ledger.bound}-bound at {ledger.intensity:.0f} FLOP/B")
+    return ", ".join(parts)
+
+
+def ledger_rows(ledger, arch: str) -> list[tuple[str, str]]:
+    """(label, value) rows of the ledger, for `explain` and the HTML page."""
+    threads = f"{ledger.threads_working} of {ledger.threads_launched} per block"
+    if ledger.thread_guard:
+        threads += f" (the others are idle: {ledger.thread_guard})"
+    if ledger.blocks is None:
+        blocks = f"{ledger.grid}: known at run time"
+    else:
+        blocks = str(ledger.blocks) + (f" ({ledger.grid})" if ledger.grid != str(ledger.blocks) else "")
+    rows = [
+        ("blocks", blocks),
+        ("threads that work", threads),
+        ("elements per thread", f"up to {ledger.elements_per_thread} through one access"),
+        ("read per launch", f"{byte_size(ledger.read_bytes)} ({byte_size(ledger.read_bytes_per_block)} per block)"),
+        ("written per launch",
+         f"{byte_size(ledger.written_bytes)} ({byte_size(ledger.written_bytes_per_block)} per block)"),
+    ]
+    if ledger.intensity is None:
+        rows.append(("arithmetic intensity", "not counted (only T.gemm work is counted)"))
+        return rows
+    rows.append(("arithmetic intensity", f"{ledger.intensity:.1f} FLOP/B ({ledger.flops_basis})"))
+    if ledger.bound:
+        rows.append(("bound on " + arch, (f"{ledger.bound}: the ridge is {ledger.ridge:.0f} FLOP/B "
+                     "(global bytes as requested; tiles L2 serves again make the real intensity higher)")))
+    else:
+        rows.append(("bound on " + arch, "no peak numbers for this arch"))
+    return rows

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tl_inspect.ir import dtype_bits
 from tl_inspect.model import Access, Cause, KernelArtifact
+from tl_inspect.reports.common import ledger_rows
 from tl_inspect.reports.verdict_text import evidence_lines, proof_lines
 from tl_inspect.rules.lane_dependent_predicate import bound_reason
 from tl_inspect.rules.vector_findings import accesses_text, article, plural, written_in
@@ -43,10 +44,19 @@ def explain_kernel(kernel: KernelArtifact, sources: SourceFiles | None = None) -
     if kernel.status != "ok":
         return f"{kernel.name}  {where}\n  could not be compiled: {kernel.error}"
     groups = _groups(kernel.accesses)
-    head = f"{kernel.name}  {where}"
+    head = f"{kernel.name}  {where}" + _ledger_text(kernel)
     if not groups:
         return f"{head}\n  every global access is as wide as its pattern allows, or cannot be wider"
     return "\n\n".join([head] + [_explain_group(kernel, members, sources) for members in groups])
+
+
+def _ledger_text(kernel: KernelArtifact) -> str:
+    """The kernel's ledger under its name: what a launch moves, and who moves it."""
+    if kernel.ledger is None:
+        return ""
+    rows = ledger_rows(kernel.ledger, kernel.arch)
+    width = max(len(label) for label, _ in rows)
+    return "\n  ledger\n" + "\n".join(f"    {label:<{width}}  {value}" for label, value in rows)
 
 
 def _groups(accesses) -> list[list[Access]]:

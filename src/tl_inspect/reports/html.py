@@ -12,6 +12,7 @@ reads `data-` attributes, so hostile names and source text only ever meet HTML e
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, Layout, RunResult
-from tl_inspect.reports.common import file_groups, plural, rule_table, severity_counts
+from tl_inspect.reports.common import file_groups, ledger_rows, plural, rule_table, severity_counts
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.sources import SourceFiles
 
@@ -135,6 +136,7 @@ class KernelPage:
     warnings: tuple
     findings_total: int
     accesses: tuple = ()
+    ledger: tuple = ()  # (label, value) rows
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,7 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         cuda_lines=cuda_lines, layouts=tuple(_layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
         accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses),
+        ledger=tuple(ledger_rows(k.ledger, k.arch)) if k.ledger else (),
     )
 
 
@@ -347,7 +350,8 @@ def write_html(run: RunResult, directory: str) -> list[str]:
     site = build_site(run)
     env = _environment()
     os.makedirs(os.path.join(directory, "rules"), exist_ok=True)
-    common = {"assets": copy_assets(directory), "version": run.version, "arch": run.arch}
+    common = {"assets": copy_assets(directory), "version": run.version, "arch": run.arch, "anchor": "",
+              "rule_links": True}
     written = []
 
     def render(template: str, path: str, root: str, **context) -> None:
@@ -365,3 +369,46 @@ def write_html(run: RunResult, directory: str) -> list[str]:
     for rule in site.rules:
         render("rule.html", rule.href, "../", rule=rule)
     return written
+
+
+# ---------------------------------------------------------------- notebook fragment
+
+NOTEBOOK_CSS = """
+.pane { max-height: 48em; }
+details.kernel > summary { cursor: pointer; font-weight: 600; margin: 10px 0 4px; }
+"""
+_fragments = itertools.count(1)
+
+
+def scoped_css(css: str, scope: str) -> str:
+    """report.css with every selector put under `scope`, so a notebook output styles itself and
+    nothing of the notebook around it. report.css is hand-written: flat rules, no at-rules."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
+    rules = []
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        scoped = []
+        for selector in (s.strip() for s in selectors.split(",")):
+            if selector in (":root", "html", "body"):
+                scoped.append(scope)
+            elif selector == "*":
+                scoped.extend((scope, f"{scope} *"))
+            else:
+                scoped.append(f"{scope} {selector}")
+        rules.append(f"{', '.join(scoped)} {{{body.strip()}}}")
+    return "\n".join(rules)
+
+
+def notebook_html(reports, arch: str, version: str, problems=(), sources: SourceFiles | None = None) -> str:
+    """A self-contained fragment for Jupyter's `_repr_html_`: each kernel's page body (Python and CUDA
+    panes, findings under their lines, access table, layouts) with the report's CSS inline and no JS.
+    One kernel is shown as is; several each sit in a <details>, open when it has findings. `problems`:
+    lines about files that could not be imported."""
+    sources = sources or SourceFiles()
+    # ids are prefixed per output: a notebook shows many outputs in one document
+    fragment = f"tli{next(_fragments)}"
+    css = resources.files("tl_inspect.reports").joinpath("assets", "report.css").read_text(encoding="utf-8")
+    pages = [(f"{fragment}-{n}-", build_kernel_page(report, "", sources)) for n, report in enumerate(reports)]
+    return _environment().get_template("notebook.html").render(
+        scope=fragment, css=scoped_css(css + NOTEBOOK_CSS, f".tl-inspect.{fragment}"), pages=pages,
+        problems=tuple(problems), arch=arch, version=version, rule_links=False,
+    )

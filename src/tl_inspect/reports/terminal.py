@@ -13,7 +13,7 @@ from rich.text import Text
 
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups, plural, severity_counts
+from tl_inspect.reports.common import file_groups, ledger_short, plural, severity_counts
 from tl_inspect.sources import SourceFiles
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -26,27 +26,37 @@ MAX_CUDA_WIDTH = 140
 @reporter("full")
 def write_full(run: RunResult, out: TextIO) -> None:
     console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
-    sources = SourceFiles()
+    for text in run_texts(run):
+        console.print(text)
+
+
+def run_texts(run: RunResult, sources: SourceFiles | None = None) -> list[Text]:
+    """The whole `--format full` output, one Text per printed block (also the API's `__rich__`)."""
+    sources = sources or SourceFiles()
+    texts = []
     failed = 0
     for file, reports in file_groups(run):
         if file.error:
             failed += 1
             where = f"{file.path}:{file.error_line}" if file.error_line else file.path
-            console.print(_problem(f"{where}: could not import the file", file.error))
+            texts.append(_problem(f"{where}: could not import the file", file.error))
         for note in file.notes:
-            console.print(Text.assemble(("note", "dim"), f" {file.path}: {note}"))
+            texts.append(Text.assemble(("note", "dim"), f" {file.path}: {note}"))
         for report in reports:
-            k = report.kernel
-            where = f"{k.file}:{k.line}" if k.line else k.file
-            if k.status != "ok":
-                failed += 1
-                at = f"{k.file}:{k.error_line}" if k.error_line else where
-                console.print(_problem(f"{at}: kernel {k.name} could not be compiled", k.error or ""))
-                continue
-            console.print(_kernel_line(report, where))
-            for finding in report.findings:
-                console.print(_finding(finding, k, sources))
-    console.print(_totals(run, failed))
+            failed += report.kernel.status != "ok"
+            texts.extend(kernel_texts(report, sources))
+    texts.append(_totals(run, failed))
+    return texts
+
+
+def kernel_texts(report, sources: SourceFiles) -> list[Text]:
+    """One kernel's summary line and its findings, or why it could not be compiled."""
+    k = report.kernel
+    where = f"{k.file}:{k.line}" if k.line else k.file
+    if k.status != "ok":
+        at = f"{k.file}:{k.error_line}" if k.error_line else where
+        return [_problem(f"{at}: kernel {k.name} could not be compiled", k.error or "")]
+    return [_kernel_line(report, where)] + [_finding(finding, k, sources) for finding in report.findings]
 
 
 def _problem(what: str, cause: str) -> Text:
@@ -59,6 +69,7 @@ def _kernel_line(report, where: str) -> Text:
         (report.kernel.name, "bold"), f"  {where}  vector accesses: ",
         (f"{s['128-bit']} 128-bit", "green"), " / ", (f"{s['narrow']} narrower", "yellow"), " / ",
         (f"{s['scalar']} scalar", "red"), f"  {plural(len(report.findings), 'finding')}",
+        *((f"  ({ledger_short(report.kernel.ledger)})", "dim"),) if report.kernel.ledger else (),
     )
 
 
