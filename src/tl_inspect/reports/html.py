@@ -24,6 +24,7 @@ from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, 
 from tl_inspect.reports.common import file_groups, plural, rule_table, severity_counts
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.sources import SourceFiles
+from tl_inspect.sweep import Sweep, sweeps
 
 ASSET_NAMES = ("report.css", "report.js")
 GRID_WRAP = 64  # a long 1-D fragment is drawn as rows of this many elements
@@ -166,6 +167,29 @@ class Site:
     kernels: list = field(default_factory=list)
     rules: list = field(default_factory=list)
     notes: list = field(default_factory=list)  # (file, note)
+    sweeps: list = field(default_factory=list)  # SweepView
+
+
+@dataclass(frozen=True)
+class SweepCell:
+    text: str  # "128 full", "-" (no such access), "error"
+    verdict: str  # CSS class suffix: a verdict, "absent" or "error"
+
+
+@dataclass(frozen=True)
+class SweepRowView:
+    access: str  # "A load"
+    line: int | None
+    cells: tuple
+    steady: bool
+
+
+@dataclass(frozen=True)
+class SweepView:
+    file: str
+    factory: str
+    columns: tuple  # (label, href of the case's kernel page or None)
+    rows: tuple
 
 
 # ---------------------------------------------------------------- plain data
@@ -190,6 +214,7 @@ def build_site(run: RunResult) -> Site:
     site = Site()
     sources = SourceFiles()
     site.rules = [_rule_page(rule) for rule in rule_table(run)]
+    pages: dict[tuple, str] = {}  # (kernel file, kernel name) -> its page, for the sweep matrices
     for file, reports in file_groups(run):
         site.notes.extend((file.path, note) for note in file.notes)
         if file.error:
@@ -197,11 +222,22 @@ def build_site(run: RunResult) -> Site:
                                       severity_counts(()), 0, None))
         for report in reports:
             page = build_kernel_page(report, kernel_href(file.path, report.kernel), sources)
+            pages[(report.kernel.file, report.kernel.name)] = page.href
             site.kernels.append(page)
             site.rows.append(IndexRow(file.path, page.name, page.href, page.status, page.error,
                                       page.counts, page.findings_total,
                                       page.vector if page.status == "ok" else None))
+    site.sweeps = [_sweep_view(sweep, pages) for sweep in sweeps(run)]
     return site
+
+
+def _sweep_view(sweep: Sweep, pages: dict) -> SweepView:
+    columns = tuple((label, pages.get((sweep.file, name))) for label, name in zip(sweep.columns, sweep.kernels))
+    rows = tuple(SweepRowView(f"{row.buffer} {row.direction}", row.line, tuple(
+        SweepCell("error", "error") if cell.error else SweepCell("-", "absent") if cell.bits is None
+        else SweepCell(f"{cell.bits} {cell.verdict or ''}".strip(), cell.verdict or "absent")
+        for cell in row.cells), row.steady) for row in sweep.rows)
+    return SweepView(sweep.file, sweep.factory, columns, rows)
 
 
 def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> KernelPage:

@@ -9,12 +9,14 @@ import textwrap
 from typing import TextIO
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, plural, severity_counts
 from tl_inspect.sources import SourceFiles
+from tl_inspect.sweep import Sweep, sweeps
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 GUTTER = "blue"
@@ -46,6 +48,8 @@ def write_full(run: RunResult, out: TextIO) -> None:
             console.print(_kernel_line(report, where))
             for finding in report.findings:
                 console.print(_finding(finding, k, sources))
+    for sweep in sweeps(run):
+        console.print(_sweep_table(sweep))
     console.print(_totals(run, failed))
 
 
@@ -118,6 +122,33 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
     text.append("fix: ", "bold green")
     text.append(f.fix + "\n")  # a blank line after each finding
     return text
+
+
+VERDICT_STYLE = {"full": "green", "inherent": "cyan", "cheap": "cyan", "unproven": "yellow",
+                 "unexplained": "yellow", "costly": "red"}
+
+
+def _sweep_table(sweep: Sweep) -> Table:
+    """Accesses by the swept values: the bits and verdict each value gives, so the values that lose a
+    width stand out against those that keep it."""
+    table = Table(title=f"sweep {sweep.factory}  {sweep.file}", title_justify="left", title_style="bold")
+    table.add_column("access")
+    table.add_column("line", justify="right")
+    for column in sweep.columns:
+        table.add_column(column, justify="right")
+    table.add_column("")
+    for row in sweep.rows:
+        cells = []
+        for cell in row.cells:
+            if cell.error:
+                cells.append(Text("error", SEVERITY_STYLE["error"]))
+            elif cell.bits is None:
+                cells.append(Text("-", "dim"))
+            else:
+                cells.append(Text(f"{cell.bits} {cell.verdict or ''}".strip(), VERDICT_STYLE.get(cell.verdict, "")))
+        table.add_row(f"{row.buffer} {row.direction}", str(row.line or ""), *cells,
+                      Text("same", "dim") if row.steady else Text("changes", "bold yellow"))
+    return table
 
 
 def _clip(line: str) -> str:
