@@ -75,8 +75,9 @@ def test_bad_sweep_options_exit_2(tmp_path, argv, expected):
 
 
 def test_a_sweep_in_tl_inspect_cases_inspects_every_value(tmp_path):
-    source = open(os.path.join(ROOT, ADD)).read()
     path = tmp_path / "swept.py"
+    with open(os.path.join(ROOT, ADD)) as fixture:
+        source = fixture.read()
     path.write_text(source + '\nTL_INSPECT_CASES = {"add": {"block": 1024, "sweep": {"N": [2048, 2047]}}}\n')
     result = inspect_files([str(path)], prove=False, only="add")[str(path)]
     assert [k.name for k in result.kernels] == ["add[block=1024,N=2048]", "add[block=1024,N=2047]"]

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from tl_inspect.model import RunResult
 
 SWEEP_KEY = "sweep"
-# worst last: a row's colour is the worst verdict over its cells
-VERDICT_ORDER = ("full", "inherent", "cheap", "unproven", "unexplained", "costly")
 
 
 def expand_cases(value, where: str) -> list[dict]:
@@ -62,9 +60,9 @@ class Row:
         return len(seen) <= 1
 
     @property
-    def worst(self) -> str | None:
-        verdicts = [c.verdict for c in self.cells if c.verdict in VERDICT_ORDER]
-        return max(verdicts, key=VERDICT_ORDER.index) if verdicts else None
+    def partial(self) -> bool:
+        """Some values could not be compiled: `steady` speaks only for the others."""
+        return any(c.error for c in self.cells)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from tl_inspect.inspector import inputs
 from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
+NO_LAYOUT = "no available layout found"  # tl.LayoutInference's message, explained by layout_failure
 
 
 @dataclass(frozen=True)
@@ -443,6 +444,7 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
     user_file = spec.source_file
     base = dict(name=spec.name, file=_shown(job, user_file), arch=job.arch, discovered_as=spec.discovered_as,
                 line=None, factory=spec.factory, case=spec.case)
+    prim_func = None
     try:
         prim_func, pass_configs = spec.build()
         # a factory may build its kernel in a module of its own (a library the cases file imports): the
@@ -458,10 +460,43 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
             traceback.clear_frames(exc.__traceback__)  # their locals hold what the factory allocated
         _, err_text = capture.since_mark()
         error, error_line = describe_error(exc, user_file, "while compiling")
-        return KernelArtifact(**base, status="error", error=error, error_line=error_line,
+        detail = ""
+        if prim_func is not None and NO_LAYOUT in str(exc):
+            explained = _explain_no_layout(prim_func, pass_configs, spec, job)
+            if explained is not None:
+                error = printable(f"{type(exc).__name__}: {explained.summary} (while compiling)")
+                error_line = explained.line or error_line
+                detail = "\n".join(printable(line) for line in explained.detail.splitlines())
+        return KernelArtifact(**base, status="error", error=error, error_line=error_line, error_detail=detail,
                               warnings=split_diagnostics(err_text),
                               compile_ms=(time.perf_counter() - started) * 1e3)
     return artifact
+
+
+def _explain_no_layout(prim_func, pass_configs: dict, spec: KernelSpec, job: Job):
+    import tilelang
+    import tvm
+    from tvm.target import Target
+
+    from tl_inspect.inspector import hooks
+    from tl_inspect.inspector.layout_failure import explain_no_layout
+
+    target = hooks.cuda_target(job.arch)
+
+    def lowers(func) -> bool:
+        try:
+            with tvm.transform.PassContext(opt_level=3, config=pass_configs), Target(target):
+                tilelang.lower(func, target=target)
+        except Exception:  # noqa: BLE001 - any failure means this shape does not compile either
+            return False
+        return True
+
+    case = {name: _literal(value) for name, value in spec.case}
+    return explain_no_layout(prim_func, case, lowers)
+
+
+def _literal(text: str):
+    return int(text) if text.lstrip("-").isdigit() else text
 
 
 def _shown(job: Job, path: str) -> str:

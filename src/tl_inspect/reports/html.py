@@ -136,6 +136,7 @@ class KernelPage:
     warnings: tuple
     findings_total: int
     accesses: tuple = ()
+    error_detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -274,7 +275,7 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         stray=tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in stray),
         cuda_lines=cuda_lines, layouts=tuple(_layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
-        accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses),
+        accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses), error_detail=k.error_detail,
     )
 
 

@@ -44,6 +44,8 @@ def write_full(run: RunResult, out: TextIO) -> None:
                 failed += 1
                 at = f"{k.file}:{k.error_line}" if k.error_line else where
                 console.print(_problem(f"{at}: kernel {k.name} could not be compiled", k.error or ""))
+                if k.error_detail:
+                    console.print(Text(textwrap.indent(k.error_detail, "  ") + "\n"))
                 continue
             console.print(_kernel_line(report, where))
             for finding in report.findings:
@@ -147,7 +149,8 @@ def _sweep_table(sweep: Sweep) -> Table:
             else:
                 cells.append(Text(f"{cell.bits} {cell.verdict or ''}".strip(), VERDICT_STYLE.get(cell.verdict, "")))
         table.add_row(f"{row.buffer} {row.direction}", str(row.line or ""), *cells,
-                      Text("same", "dim") if row.steady else Text("changes", "bold yellow"))
+                      Text("changes", "bold yellow") if not row.steady else
+                      Text("same where compiled" if row.partial else "same", "dim"))
     return table
 
 
