@@ -66,11 +66,12 @@ def explain_no_layout(func, case: dict, lowers) -> Explanation | None:
         if lowers(pad_constant(func, extent, candidate)):
             fits = candidate
             break
+    # the argument that set the size, when exactly one case argument has its value
     names = [name for name, value in case.items() if isinstance(value, int) and value == extent]
     shown = names[0] if len(names) == 1 else str(extent)
 
     def change(value: int) -> str:
-        return f"{shown}={value}" if names and len(names) == 1 else f"{extent} -> {value}"
+        return f"{shown}={value}" if len(names) == 1 else f"{extent} -> {value}"
 
     subject = (f"fragment{'s' if len(used) > 1 else ''} "
                + ", ".join(f"{n}[{', '.join(map(str, fragments[n][0]))}]" for n in used) if used
