@@ -56,12 +56,14 @@ fail-on = "warning"
 "**/gen/*.py" = ["ALL"]
 [tool.tl-inspect.cases]
 "kernels/add.py::ew_add" = [{N = 2047}, {N = 2048, dtype = "float16"}]
+"kernels/add.py::ew_scale" = {M = 256, sweep = {N = [4096, 4095], block = [512, 1024]}}
 """)
     config = load_config(path, RULES)
     assert (config.select, config.ignore, config.extend_select) == (("TLV0",), ("TLV002",), ("missing-clear",))
     assert (config.arch, config.timeout, config.jobs, config.fail_on) == ("sm_80", 30.0, 2, "warning")
     assert config.cases_for(str(tmp_path / "kernels" / "add.py")) == {
-        "ew_add": [{"N": 2047}, {"N": 2048, "dtype": "float16"}]}
+        "ew_add": [{"N": 2047}, {"N": 2048, "dtype": "float16"}],
+        "ew_scale": [{"M": 256, "N": n, "block": b} for n in (4096, 4095) for b in (512, 1024)]}
     assert config.cases_for(str(tmp_path / "other.py")) == {}
     assert config.ignored_for(str(tmp_path / "tests" / "t.py")) == ["TLV001"]
     assert config.ignored_for(str(tmp_path / "a" / "legacy.py")) == ["lane-dependent-predicate"]
@@ -87,7 +89,9 @@ fail-on = "warning"
     ('per-file-ignores = {"tests/*" = ["TLV9"]}', "per-file-ignores: 'tests/*': unknown rule selector 'TLV9'"),
     ('cases = {"add.py" = [{N = 1}]}', "cases: 'add.py': expected a key of the form 'file.py::factory'"),
     ('cases = {"missing.py::f" = [{N = 1}]}', "cases: 'missing.py::f': no file 'missing.py'"),
-    ('cases = {"pyproject.toml::f" = {N = 1}}', "cases: 'pyproject.toml::f': expected a list of argument tables"),
+    ('cases = {"pyproject.toml::f" = 1}', "cases: 'pyproject.toml::f': expected a list of keyword-argument dicts"),
+    ('cases = {"pyproject.toml::f" = {sweep = {N = []}}}', "'sweep' expects {NAME: [value, ...]} with non-empty"),
+    ('cases = {"pyproject.toml::f" = {N = 1, sweep = {N = [2]}}}', "'pyproject.toml::f': N both fixed and swept"),
     ("select = [", "invalid TOML"),
 ])
 def test_bad_configuration_is_one_error_naming_the_file(tmp_path, body, expected):

@@ -290,7 +290,8 @@ def test_names_that_match_nothing_are_errors_not_silence(tmp_path):
     errors = {os.path.basename(f["path"]): f["error"] for f in json.loads(proc.stdout)["files"]}
     assert errors == {
         "cases.py": f"{discovery_file('cases.py')}::nope: no kernel or factory named 'nope' in this file",
-        "bad_cases.py": "TL_INSPECT_CASES must be a dict mapping factory names to lists of keyword-argument dicts",
+        "bad_cases.py": "TL_INSPECT_CASES entry 'scale': expected a list of keyword-argument dicts, or one dict "
+                        "with 'sweep': {NAME: [values]}, got {'N': 1024}",
     }
 
 

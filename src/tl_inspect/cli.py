@@ -21,6 +21,7 @@ from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.model import SEVERITIES, FileResult, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
+from tl_inspect.sweep import SWEEP_KEY
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -50,6 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend-select", help="rules to add to the selection")
     p.add_argument("-a", "--arg", action="append", default=[], metavar="NAME=VALUE",
                    help="argument for a FILE.py::factory target (repeatable)")
+    p.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...",
+                   help="inspect a FILE.py::factory target once per value (repeatable: every combination) "
+                        "and show per access which values keep its width")
+    p.add_argument("--all-configs", action="store_true",
+                   help="inspect every config of an @tilelang.autotune object, not only the first "
+                        "(the autotuner is never run)")
     p.add_argument("-j", "--jobs", type=int, help="parallel workers (default: CPU count)")
     p.add_argument("--timeout", type=float,
                    help="seconds a worker may spend on a file (default 120); a kernel that hangs loses only itself")
@@ -180,6 +187,24 @@ def parse_args_option(values: list[str]) -> dict:
     return parsed
 
 
+def parse_sweep_option(values: list[str]) -> dict:
+    """`--sweep N=4096,4095 --sweep dtype=float16,bfloat16` -> {"N": [4096, 4095], "dtype": [...]}."""
+    swept = {}
+    for item in values:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.isidentifier() or not raw:
+            raise UsageError(f"--sweep expects NAME=VALUE,VALUE,..., got {item!r}")
+        if name in swept:
+            raise UsageError(f"--sweep {name} given twice; list all its values in one --sweep")
+        swept[name] = [parse_args_option([f"{name}={value}"])[name] for value in raw.split(",")]
+    return swept
+
+
+def _target_cases(configured: dict, only: str | None, args: dict, swept: dict) -> dict:
+    """A sweep replaces the factory's configured cases: the -a values fixed, the product of the swept ones."""
+    return {**configured, only: [{**args, SWEEP_KEY: swept}]} if only and swept else configured
+
+
 def _inspect(options: argparse.Namespace) -> int:
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, TargetError, inspect_jobs, parse_targets
     from tl_inspect.inspector.targets import tilelang_target
@@ -207,12 +232,17 @@ def _inspect(options: argparse.Namespace) -> int:
         targets = [t for t in targets if changes.touches(t.path)]
     _check_outputs(options)
     args = parse_args_option(options.arg)
-    if args and not any(t.only for t in targets):
-        raise UsageError("-a/--arg needs a FILE.py::factory target")
+    swept = parse_sweep_option(options.sweep)
+    if (args or swept) and not any(t.only for t in targets):
+        raise UsageError(f"{'--sweep' if swept else '-a/--arg'} needs a FILE.py::factory target")
     if not targets and changes is None and not options.only_tilelang:
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
+    both = sorted(set(args) & set(swept))
+    if both:
+        raise UsageError(f"{', '.join(both)} given both by -a/--arg and by --sweep")
     jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs, only=t.only,
-                args=args if t.only else {}, cases=config.cases_for(t.path))
+                args=args if t.only and not swept else {}, all_configs=options.all_configs,
+                cases=_target_cases(config.cases_for(t.path), t.only, args, swept))
             for t in targets]
     readable = [job for job, target in zip(jobs, targets) if not target.error]
     with progress_bar(readable) as on_done:

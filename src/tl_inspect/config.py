@@ -22,6 +22,7 @@ except ImportError:  # Python 3.10
 
 from tl_inspect.model import SEVERITIES
 from tl_inspect.selection import SelectionError, check_selectors, matches, parse_list, select_rules
+from tl_inspect.sweep import expand_cases
 
 SECTION = "tl-inspect"
 KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "timeout", "max-memory", "jobs",
@@ -229,11 +230,14 @@ def _cases(raw, root: str) -> dict:
         path = os.path.join(root, file)
         if not os.path.isfile(path):
             raise ConfigError(f"{key!r}: no file {file!r} (relative to {root})")
-        if not isinstance(value, list) or not value or not all(
-                isinstance(case, dict) and all(name.isidentifier() for name in case) for case in value):
+        try:
+            expanded = expand_cases(value, repr(key))
+        except ValueError as exc:
+            raise ConfigError(f"{exc} (such as [{{N = 4096}}] or {{sweep = {{N = [4096, 4095]}}}})") from None
+        if not expanded or not all(name.isidentifier() for case in expanded for name in case):
             raise ConfigError(f"{key!r}: expected a list of argument tables such as [{{N = 4096}}], "
                               f"got {value!r}")
-        cases[(os.path.realpath(path), factory)] = [dict(case) for case in value]
+        cases[(os.path.realpath(path), factory)] = expanded
     return cases
 
 

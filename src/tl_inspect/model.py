@@ -244,7 +244,11 @@ class KernelArtifact:
     status: str = "ok"  # "ok" | "error"
     error: str | None = None
     error_line: int | None = None  # the line of the user's file the error points at, when known
+    error_detail: str = ""  # several lines explaining the error, for the full output and the HTML page
     discovered_as: str = ""  # prim_func | jit_kernel | jit_factory | autotune | factory
+    # for a factory's case: its name and the arguments as (name, str(value)), which sweeps group by
+    factory: str = ""
+    case: tuple = ()
     source: str = ""  # get_kernel_source() text as users see it (no #line directives)
     source_with_directives: str = ""
     # line_map[i] = Python line of CUDA line i + 1 (None where no user line applies)

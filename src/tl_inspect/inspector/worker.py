@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 
 from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import inputs
+from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
+NO_LAYOUT = "no available layout found"  # tl.LayoutInference's message, explained by layout_failure
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class Job:
     only: str | None = None  # FILE.py::NAME
     args: dict = field(default_factory=dict)  # -a NAME=VALUE for FILE.py::factory
     cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...] from the configuration
+    all_configs: bool = False  # an autotuner gives one kernel per config, not only its first
     skip: tuple = ()  # kernels an earlier worker for this file compiled or crashed on
 
 
@@ -46,6 +49,8 @@ class KernelSpec:
     discovered_as: str
     build: object  # () -> (PrimFunc, pass_configs)
     source_file: str  # absolute path of the file that defines the kernel's code
+    factory: str = ""
+    case: tuple = ()  # (name, str(value)) of the arguments it was built with
 
 
 # ---------------------------------------------------------------- entry point (child process)
@@ -228,8 +233,8 @@ def _import_user_file(user_file: str):
 # ---------------------------------------------------------------- discovery
 
 def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
-    cases = dict(getattr(module, CASES_VARIABLE, None) or {})
-    cases.update(job.cases)
+    cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+             for name, value in {**(getattr(module, CASES_VARIABLE, None) or {}), **job.cases}.items()}
     if job.only and job.args:
         cases[job.only] = [job.args]
     specs: list[tuple[int, KernelSpec]] = []
@@ -241,7 +246,7 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
             continue
         if not (is_kernel_object(obj) or (callable(obj) and name in cases)):
             continue
-        found, line, note = specs_of(name, obj, cases.get(name))
+        found, line, note = specs_of(name, obj, cases.get(name), job.all_configs)
         if note:
             unspecialised.append((obj, note))
         seen.add(id(obj))
@@ -264,7 +269,7 @@ def is_kernel_object(obj) -> bool:
     return isinstance(obj, (tvm.tirx.PrimFunc, JITKernel, JITImpl, AutoTuneImpl))
 
 
-def specs_of(name: str, obj, cases) -> tuple[list[KernelSpec], int, str | None]:
+def specs_of(name: str, obj, cases, all_configs: bool = False) -> tuple[list[KernelSpec], int, str | None]:
     """The kernels `obj` gives under `name`, the line that defines it, and a note when a factory has
     no arguments to be called with."""
     import tvm
@@ -276,16 +281,21 @@ def specs_of(name: str, obj, cases) -> tuple[list[KernelSpec], int, str | None]:
         configs = dict(obj.pass_configs or {})
         spec = KernelSpec(name, "jit_kernel", _fixed(obj.prim_func, configs), _prim_func_file(obj.prim_func))
         return [spec], _prim_func_line(obj.prim_func), None
-    found, note = _factory_specs(name, obj, cases)
+    found, note = _factory_specs(name, obj, cases, all_configs)
     return found, _function_line(obj), note
 
 
 def _check_names(module, job: Job) -> str | None:
     """The error of the whole file: a malformed TL_INSPECT_CASES, or a FILE.py::NAME that names nothing."""
     cases = getattr(module, CASES_VARIABLE, None)
-    if cases is not None and not (isinstance(cases, dict) and all(
-            isinstance(v, (list, tuple)) and all(isinstance(c, dict) for c in v) for v in cases.values())):
-        return f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts"
+    if cases is not None and not isinstance(cases, dict):
+        return (f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts "
+                f"(or to one dict, with an optional {SWEEP_KEY!r}: {{NAME: [values]}})")
+    for name, value in (cases or {}).items():
+        try:
+            expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+        except ValueError as exc:
+            return str(exc)
     if job.only and not hasattr(module, job.only):
         return f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file"
     return None
@@ -317,7 +327,7 @@ def _fixed(prim_func, configs):
     return lambda: (prim_func, configs)
 
 
-def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]:
+def _factory_specs(name: str, obj, cases, all_configs: bool) -> tuple[list[KernelSpec], str | None]:
     from tilelang.autotuner.tuner import AutoTuneImpl
     from tilelang.jit import JITImpl
 
@@ -329,23 +339,28 @@ def _factory_specs(name: str, obj, cases) -> tuple[list[KernelSpec], str | None]
             "jit_factory" if isinstance(obj, JITImpl) else "factory")
     specs = []
     for case in cases or [{}]:
-        label = f"{name}[{','.join(f'{k}={v}' for k, v in case.items())}]" if cases else name
-        specs.append(KernelSpec(label, kind, _from_factory(obj, case), _function_file(obj)))
+        # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config, or each one.
+        configs = _configs(obj, case) if kind == "autotune" else [{}]
+        for config in configs if all_configs else configs[:1]:
+            arguments = {k: v for k, v in config.items() if k != "pass_configs"}
+            shown = {**case, **arguments} if all_configs else case
+            label = f"{name}[{case_label(shown)}]" if shown else name
+            specs.append(KernelSpec(label, kind, _from_factory(obj, case, config), _function_file(obj),
+                                    factory=name, case=tuple((k, str(v)) for k, v in shown.items())))
     return specs, None
 
 
-def _from_factory(obj, case: dict):
+def _from_factory(obj, case: dict, config: dict):
     """Build the PrimFunc of one case lazily, so a failing factory fails only its own kernel."""
     from tilelang.autotuner.tuner import AutoTuneImpl
     from tilelang.jit import JITImpl
 
     def build():
         if isinstance(obj, AutoTuneImpl):
-            # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config.
-            first = _first_config(obj, case)
-            extra = dict(first.pop("pass_configs", None) or {})
+            arguments = dict(config)
+            extra = dict(arguments.pop("pass_configs", None) or {})
             impl = obj.jit_impl
-            return impl.get_tir(**{**first, **case}), {**(impl.pass_configs or {}), **extra}
+            return impl.get_tir(**{**arguments, **case}), {**(impl.pass_configs or {}), **extra}
         if isinstance(obj, JITImpl):
             # get_tir builds the PrimFunc without compiling and drops the factory's pass_configs
             return obj.get_tir(**case), dict(obj.pass_configs or {})
@@ -357,9 +372,9 @@ def _from_factory(obj, case: dict):
     return build
 
 
-def _first_config(autotuner, case: dict) -> dict:
+def _configs(autotuner, case: dict) -> list:
     configs = autotuner.configs(**case) if callable(autotuner.configs) else autotuner.configs
-    return dict(configs[0]) if configs else {}
+    return [dict(config) for config in configs] or [{}]
 
 
 def required_parameters(obj) -> list[str]:
@@ -428,7 +443,8 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
     started = time.perf_counter()
     user_file = spec.source_file
     base = dict(name=spec.name, file=_shown(job, user_file), arch=job.arch, discovered_as=spec.discovered_as,
-                line=None)
+                line=None, factory=spec.factory, case=spec.case)
+    prim_func = None
     try:
         prim_func, pass_configs = spec.build()
         # a factory may build its kernel in a module of its own (a library the cases file imports): the
@@ -444,10 +460,43 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: _Capture):
             traceback.clear_frames(exc.__traceback__)  # their locals hold what the factory allocated
         _, err_text = capture.since_mark()
         error, error_line = describe_error(exc, user_file, "while compiling")
-        return KernelArtifact(**base, status="error", error=error, error_line=error_line,
+        detail = ""
+        if prim_func is not None and NO_LAYOUT in str(exc):
+            explained = _explain_no_layout(prim_func, pass_configs, spec, job)
+            if explained is not None:
+                error = printable(f"{type(exc).__name__}: {explained.summary} (while compiling)")
+                error_line = explained.line or error_line
+                detail = "\n".join(printable(line) for line in explained.detail.splitlines())
+        return KernelArtifact(**base, status="error", error=error, error_line=error_line, error_detail=detail,
                               warnings=split_diagnostics(err_text),
                               compile_ms=(time.perf_counter() - started) * 1e3)
     return artifact
+
+
+def _explain_no_layout(prim_func, pass_configs: dict, spec: KernelSpec, job: Job):
+    import tilelang
+    import tvm
+    from tvm.target import Target
+
+    from tl_inspect.inspector import hooks
+    from tl_inspect.inspector.layout_failure import explain_no_layout
+
+    target = hooks.cuda_target(job.arch)
+
+    def lowers(func) -> bool:
+        try:
+            with tvm.transform.PassContext(opt_level=3, config=pass_configs), Target(target):
+                tilelang.lower(func, target=target)
+        except Exception:  # noqa: BLE001 - any failure means this shape does not compile either
+            return False
+        return True
+
+    case = {name: _literal(value) for name, value in spec.case}
+    return explain_no_layout(prim_func, case, lowers)
+
+
+def _literal(text: str):
+    return int(text) if text.lstrip("-").isdigit() else text
 
 
 def _shown(job: Job, path: str) -> str:

@@ -25,6 +25,7 @@ from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, 
 from tl_inspect.reports.common import file_groups, ledger_rows, plural, rule_table, severity_counts
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.sources import SourceFiles
+from tl_inspect.sweep import Sweep, sweeps
 
 ASSET_NAMES = ("report.css", "report.js")
 GRID_WRAP = 64  # a long 1-D fragment is drawn as rows of this many elements
@@ -137,6 +138,7 @@ class KernelPage:
     findings_total: int
     accesses: tuple = ()
     ledger: tuple = ()  # (label, value) rows
+    error_detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,29 @@ class Site:
     kernels: list = field(default_factory=list)
     rules: list = field(default_factory=list)
     notes: list = field(default_factory=list)  # (file, note)
+    sweeps: list = field(default_factory=list)  # SweepView
+
+
+@dataclass(frozen=True)
+class SweepCell:
+    text: str  # "128 full", "-" (no such access), "error"
+    verdict: str  # CSS class suffix: a verdict, "absent" or "error"
+
+
+@dataclass(frozen=True)
+class SweepRowView:
+    access: str  # "A load"
+    line: int | None
+    cells: tuple
+    steady: bool
+
+
+@dataclass(frozen=True)
+class SweepView:
+    file: str
+    factory: str
+    columns: tuple  # (label, href of the case's kernel page or None)
+    rows: tuple
 
 
 # ---------------------------------------------------------------- plain data
@@ -192,6 +217,7 @@ def build_site(run: RunResult) -> Site:
     site = Site()
     sources = SourceFiles()
     site.rules = [_rule_page(rule) for rule in rule_table(run)]
+    pages: dict[tuple, str] = {}  # (kernel file, kernel name) -> its page, for the sweep matrices
     for file, reports in file_groups(run):
         site.notes.extend((file.path, note) for note in file.notes)
         if file.error:
@@ -199,11 +225,22 @@ def build_site(run: RunResult) -> Site:
                                       severity_counts(()), 0, None))
         for report in reports:
             page = build_kernel_page(report, kernel_href(file.path, report.kernel), sources)
+            pages[(report.kernel.file, report.kernel.name)] = page.href
             site.kernels.append(page)
             site.rows.append(IndexRow(file.path, page.name, page.href, page.status, page.error,
                                       page.counts, page.findings_total,
                                       page.vector if page.status == "ok" else None))
+    site.sweeps = [_sweep_view(sweep, pages) for sweep in sweeps(run)]
     return site
+
+
+def _sweep_view(sweep: Sweep, pages: dict) -> SweepView:
+    columns = tuple((label, pages.get((sweep.file, name))) for label, name in zip(sweep.columns, sweep.kernels))
+    rows = tuple(SweepRowView(f"{row.buffer} {row.direction}", row.line, tuple(
+        SweepCell("error", "error") if cell.error else SweepCell("-", "absent") if cell.bits is None
+        else SweepCell(f"{cell.bits} {cell.verdict or ''}".strip(), cell.verdict or "absent")
+        for cell in row.cells), row.steady) for row in sweep.rows)
+    return SweepView(sweep.file, sweep.factory, columns, rows)
 
 
 def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> KernelPage:
@@ -240,7 +277,7 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         stray=tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in stray),
         cuda_lines=cuda_lines, layouts=tuple(_layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
-        accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses),
+        accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses), error_detail=k.error_detail,
         ledger=tuple(ledger_rows(k.ledger, k.arch)) if k.ledger else (),
     )
 

@@ -9,12 +9,14 @@ import textwrap
 from typing import TextIO
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, ledger_short, plural, severity_counts
 from tl_inspect.sources import SourceFiles
+from tl_inspect.sweep import Sweep, sweeps
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 GUTTER = "blue"
@@ -30,7 +32,7 @@ def write_full(run: RunResult, out: TextIO) -> None:
         console.print(text)
 
 
-def run_texts(run: RunResult, sources: SourceFiles | None = None) -> list[Text]:
+def run_texts(run: RunResult, sources: SourceFiles | None = None) -> list:
     """The whole `--format full` output, one Text per printed block (also the API's `__rich__`)."""
     sources = sources or SourceFiles()
     texts = []
@@ -45,6 +47,7 @@ def run_texts(run: RunResult, sources: SourceFiles | None = None) -> list[Text]:
         for report in reports:
             failed += report.kernel.status != "ok"
             texts.extend(kernel_texts(report, sources))
+    texts.extend(_sweep_table(sweep) for sweep in sweeps(run))
     texts.append(_totals(run, failed))
     return texts
 
@@ -55,7 +58,8 @@ def kernel_texts(report, sources: SourceFiles) -> list[Text]:
     where = f"{k.file}:{k.line}" if k.line else k.file
     if k.status != "ok":
         at = f"{k.file}:{k.error_line}" if k.error_line else where
-        return [_problem(f"{at}: kernel {k.name} could not be compiled", k.error or "")]
+        problem = [_problem(f"{at}: kernel {k.name} could not be compiled", k.error or "")]
+        return problem + ([Text(textwrap.indent(k.error_detail, "  ") + "\n")] if k.error_detail else [])
     return [_kernel_line(report, where)] + [_finding(finding, k, sources) for finding in report.findings]
 
 
@@ -129,6 +133,34 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
     text.append("fix: ", "bold green")
     text.append(f.fix + "\n")  # a blank line after each finding
     return text
+
+
+VERDICT_STYLE = {"full": "green", "inherent": "cyan", "cheap": "cyan", "unproven": "yellow",
+                 "unexplained": "yellow", "costly": "red"}
+
+
+def _sweep_table(sweep: Sweep) -> Table:
+    """Accesses by the swept values: the bits and verdict each value gives, so the values that lose a
+    width stand out against those that keep it."""
+    table = Table(title=f"sweep {sweep.factory}  {sweep.file}", title_justify="left", title_style="bold")
+    table.add_column("access")
+    table.add_column("line", justify="right")
+    for column in sweep.columns:
+        table.add_column(column, justify="right")
+    table.add_column("")
+    for row in sweep.rows:
+        cells = []
+        for cell in row.cells:
+            if cell.error:
+                cells.append(Text("error", SEVERITY_STYLE["error"]))
+            elif cell.bits is None:
+                cells.append(Text("-", "dim"))
+            else:
+                cells.append(Text(f"{cell.bits} {cell.verdict or ''}".strip(), VERDICT_STYLE.get(cell.verdict, "")))
+        table.add_row(f"{row.buffer} {row.direction}", str(row.line or ""), *cells,
+                      Text("changes", "bold yellow") if not row.steady else
+                      Text("same where compiled" if row.partial else "same", "dim"))
+    return table
 
 
 def _clip(line: str) -> str:
