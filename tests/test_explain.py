@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -81,3 +82,12 @@ def test_a_kernel_without_narrow_accesses_and_a_bad_target(capsys):
                                        "  every global access is as wide as its pattern allows, or cannot be wider\n\n")
     assert main(["explain", "no/such.py"]) == 2
     assert "no/such.py: no such file or directory" in capsys.readouterr().err
+
+
+def test_the_html_kernel_page_has_the_explain_panel(tmp_path):
+    path = os.path.join(ROOT, "fixtures", "kernels", "vec_elementwise_1d.py") + "::axpy_ragged"
+    assert main([path, "--html", str(tmp_path / "report"), "--format", "concise", "-o", str(tmp_path / "out")]) == 1
+    page = next(p for p in (tmp_path / "report").iterdir() if "axpy_ragged" in p.name)
+    text = page.read_text()
+    assert 'class="explain"' in text and "2. Is the bounds check uniform inside the vector group? NO" in text
+    assert "*(uint4*)" in text

@@ -59,13 +59,17 @@ def _ledger_text(kernel: KernelArtifact) -> str:
     return "\n  ledger\n" + "\n".join(f"    {label:<{width}}  {value}" for label, value in rows)
 
 
+def narrow_accesses(accesses) -> list[Access]:
+    """The accesses the chain explains: narrower or costlier than their pattern allows."""
+    return [a for a in accesses if a.verdict in EXPLAINED and (a.verdict != "cheap" or a.cause is not None)]
+
+
 def _groups(accesses) -> list[list[Access]]:
     """Accesses one change would fix, together (the C store and the A and B loads of one statement)."""
     groups: dict = {}
-    for a in accesses:
-        if a.verdict in EXPLAINED and (a.verdict != "cheap" or a.cause is not None):
-            key = (a.line, a.group) if a.group is not None else (a.line, a.verdict, a.cause, a.reason)
-            groups.setdefault(key, []).append(a)
+    for a in narrow_accesses(accesses):
+        key = (a.line, a.group) if a.group is not None else (a.line, a.verdict, a.cause, a.reason)
+        groups.setdefault(key, []).append(a)
     return list(groups.values())
 
 

@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt
 
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, Layout, RunResult
 from tl_inspect.reports.common import file_groups, ledger_rows, plural, rule_table, severity_counts
+from tl_inspect.reports.explain import explain_kernel, narrow_accesses
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
@@ -139,6 +140,7 @@ class KernelPage:
     accesses: tuple = ()
     ledger: tuple = ()  # (label, value) rows
     error_detail: str = ""
+    explain: str = ""  # the `tl-inspect explain` text of the kernel's narrow accesses
 
 
 @dataclass(frozen=True)
@@ -279,6 +281,7 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
         accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses), error_detail=k.error_detail,
         ledger=tuple(ledger_rows(k.ledger, k.arch)) if k.ledger else (),
+        explain=explain_kernel(k, sources) if k.status == "ok" and narrow_accesses(k.accesses) else "",
     )
 
 

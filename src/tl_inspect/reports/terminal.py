@@ -33,7 +33,7 @@ def write_full(run: RunResult, out: TextIO) -> None:
 
 
 def run_texts(run: RunResult, sources: SourceFiles | None = None) -> list:
-    """The whole `--format full` output, one Text per printed block (also the API's `__rich__`)."""
+    """The whole `--format full` output, one renderable per printed block (also the API's `__rich__`)."""
     sources = sources or SourceFiles()
     texts = []
     failed = 0
