@@ -386,7 +386,6 @@ def _misaligned_rows(ref: MemRef, lanes: int) -> bool:
 
 
 def plan_of(facts: KernelFacts, unit: Unit) -> UnitPlan:
-    plans = facts.__dict__.setdefault("_plans", {})
-    if id(unit) not in plans:
-        plans[id(unit)] = UnitPlan(facts, unit)
-    return plans[id(unit)]
+    if id(unit) not in facts.plans:
+        facts.plans[id(unit)] = UnitPlan(facts, unit)
+    return facts.plans[id(unit)]

@@ -64,7 +64,7 @@ class Unit:
 
 
 class KernelFacts:
-    """Facts of one kernel; `facts_of(kernel)` builds them once."""
+    """Facts of one kernel, built once by `verdicts.judge` and read by every cause it looks for."""
 
     def __init__(self, kernel: KernelArtifact):
         self.kernel = kernel
@@ -79,6 +79,7 @@ class KernelFacts:
         self.bound_fragments: set[str] = set()
         self.annotated_layouts: set[str] = set()  # buffers whose layout the user fixed (T.annotate_layout)
         self.units: list[Unit] = []
+        self.plans: dict = {}  # id(unit) -> its causes.UnitPlan, built on first use
         self.fragment_origin: dict[str, Unit] = {}  # the first unit using a fragment fixes its layout
         self.fragment_runs = {lay.name: lay.run for lay in kernel.layouts if lay.kind == "buffer" and lay.run}
         if self.func is not None:
@@ -368,18 +369,3 @@ def _thread_extents(kernel: KernelArtifact) -> dict:
         if found:
             return found
     return {}
-
-
-def facts_of(kernel: KernelArtifact) -> KernelFacts:
-    """The facts of a kernel, built once per artefact (rules and verdicts share them)."""
-    cached = _CACHE.get(id(kernel))
-    if cached is not None and cached[0] is kernel:
-        return cached[1]
-    facts = KernelFacts(kernel)
-    if len(_CACHE) > 16:
-        _CACHE.clear()
-    _CACHE[id(kernel)] = (kernel, facts)
-    return facts
-
-
-_CACHE: dict = {}

@@ -21,7 +21,7 @@ import re
 
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS, plan_of
 from tl_inspect.analysis.cost import COSTLY, access_cost, kernel_slowdown
-from tl_inspect.analysis.facts import facts_of
+from tl_inspect.analysis.facts import KernelFacts
 from tl_inspect.model import Access, Cause, KernelArtifact
 
 # the rule that reports each cause, whatever the selection: deselecting a rule hides its findings and
@@ -44,7 +44,7 @@ def owner(cause: Cause | None) -> str | None:
 
 def judge(kernel: KernelArtifact) -> tuple:
     """The kernel's accesses (one per distinct access of the device code) with their verdicts."""
-    facts = facts_of(kernel)
+    facts = KernelFacts(kernel)
     refs = _frontend_refs(facts)
     weights = facts.weights()
     accesses = []
@@ -119,12 +119,13 @@ def _judge_one(facts, match, access: Access) -> Access:
         return dataclasses.replace(access, verdict="inherent", reason=reason, max_bits=access.bits)
     access = dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis)
     if access.via:
-        return dataclasses.replace(access, verdict="full", max_bits=max(access.bits, MAX_VECTOR_BITS
-                                                                        if access.via == "tma" else access.bits))
+        # an asynchronous copy moves a whole tile (TMA) or its own 4-16 bytes: the copy engine's width
+        return dataclasses.replace(access, verdict="full", max_bits=access.bits)
     if match is None:
-        verdict = "full" if access.bits >= MAX_VECTOR_BITS else "cheap" if measured.factor < COSTLY else "unexplained"
-        return dataclasses.replace(access, verdict=verdict, max_bits=max(access.bits, MAX_VECTOR_BITS)
-                                   if verdict != "full" else access.bits)
+        if access.bits >= MAX_VECTOR_BITS:
+            return dataclasses.replace(access, verdict="full", max_bits=access.bits)
+        verdict = "cheap" if measured.factor < COSTLY else "unexplained"
+        return dataclasses.replace(access, verdict=verdict, max_bits=MAX_VECTOR_BITS)
     unit, ref = match
     plan = plan_of(facts, unit)
     access = dataclasses.replace(access, tile_op="copy" if unit.kind == "copy" else "")
@@ -134,15 +135,16 @@ def _judge_one(facts, match, access: Access) -> Access:
     lanes = plan.max_lanes(ref)
     max_bits = max(access.bits, lanes * ref.bits)
     access = dataclasses.replace(access, max_bits=max_bits)
-    if measured.factor < COSTLY:
-        if access.bits >= max_bits:
-            return dataclasses.replace(access, verdict="full")
-        if plan.cast_capped(ref) and access.bits >= plan.cap * ref.bits:
-            return dataclasses.replace(access, verdict="cheap", reason="cast-cap")
-        causes = plan.causes(ref, access, max(lanes, 2))
-        return dataclasses.replace(access, verdict="cheap", cause=causes[0] if causes else None)
-    width = max(lanes, 2) if lanes > 1 else MAX_VECTOR_BITS // ref.bits
+    if measured.factor < COSTLY and access.bits >= max_bits:
+        return dataclasses.replace(access, verdict="full")
+    if measured.factor < COSTLY and plan.cast_capped(ref) and access.bits >= plan.cap * ref.bits:
+        return dataclasses.replace(access, verdict="cheap", reason="cast-cap")
+    # a costly access as wide as its footprint allows is held back by how lanes walk memory: judge it
+    # against a full vector
+    width = lanes if lanes > 1 else MAX_VECTOR_BITS // ref.bits
     causes = plan.causes(ref, access, width)
+    if measured.factor < COSTLY:
+        return dataclasses.replace(access, verdict="cheap", cause=causes[0] if causes else None)
     if not causes:
         return dataclasses.replace(access, verdict="unexplained")
     return dataclasses.replace(access, verdict="unproven", cause=causes[0], causes=tuple(causes))

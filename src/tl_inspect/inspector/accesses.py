@@ -66,10 +66,9 @@ class _DeviceFunc:
             step *= extent
         return env
 
-    def sectors(self, buffer: str, indices: tuple, dtype: str, access_bits: int) -> tuple:
+    def sectors(self, flat, dtype: str, access_bits: int) -> tuple:
         """(bytes one warp instruction moves, 32-byte sectors it touches) for the first warp, every loop
-        and block variable at 0; (0, 0) when the address comes from memory."""
-        flat = self.address(buffer, indices)
+        and block variable at 0; (0, 0) when the address comes from memory (`flat` is None)."""
         if flat is None or not self.warp:
             return 0, 0
         env = {**{v: 0 for v in self.block_vars}, **self.warp}
@@ -109,9 +108,8 @@ class _DeviceFunc:
             shared[load] = ("int", 0)
         return _replace(flat, shared) if shared else flat
 
-    def thread_run(self, buffer: str, indices: tuple, dtype: str, lanes: int, loops: tuple) -> int:
+    def thread_run(self, flat, dtype: str, lanes: int, loops: tuple) -> int:
         """The longest run of contiguous bytes thread 0 walks through this access over its loops."""
-        flat = self.address(buffer, indices)
         if flat is None or any(extent is None for _, extent in loops) or math.prod(
                 extent for _, extent in loops) > RUN_ENUMERATION_LIMIT:
             return 0
@@ -137,9 +135,8 @@ class _DeviceFunc:
             return 1 << 62
         return math.prod(info.shape)
 
-    def lane_stride(self, buffer: str, indices: tuple, dtype: str) -> int | None:
+    def lane_stride(self, flat, dtype: str) -> int | None:
         """Bytes between the elements threads x = 0 and x = 1 access; None when the index is loaded."""
-        flat = self.address(buffer, indices)
         if flat is None or self.lane_var is None:
             return None if flat is None else 0
         env = {self.lane_var: np.array([0, 1], dtype=np.int64)}
@@ -248,11 +245,12 @@ def _call_access(dev: _DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: di
         if source is None or elements is None or func.scope_of(source[0]) != "global":
             return None
         dtype = dtypes.get(source[0], "float32")
-        request, sectors = dev.sectors(source[0], (source[1],), dtype, elements * ir.dtype_bits(dtype))
+        flat = dev.address(source[0], (source[1],))
+        request, sectors = dev.sectors(flat, dtype, elements * ir.dtype_bits(dtype))
         return Access(kind="load", buffer=source[0], dtype=dtype, lanes=elements, line=line,
                       request_bytes=request, sectors=sectors,
                       cuda_lines=lines_naming(source[0], line), index=ir.render(source[1]), via="cp.async",
-                      lane_stride_bytes=dev.lane_stride(source[0], (source[1],), dtype),
+                      lane_stride_bytes=dev.lane_stride(flat, dtype),
                       elements_per_thread=elements * trips,
                       block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8)
     if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and _pointer(call[2][0]) is not None:
@@ -314,8 +312,11 @@ def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, 
     lanes = ir.dtype_lanes(dtype)
     element = ir.element_dtype(dtype)
     elements = lanes * trips
-    request, sectors = dev.sectors(buffer, indices, element, lanes * ir.dtype_bits(element))
-    stride = dev.lane_stride(buffer, indices, element)
+    # the address is resolved once and evaluated three ways: across the warp, across two threads, and
+    # over one thread's loops
+    flat = dev.address(buffer, indices)
+    request, sectors = dev.sectors(flat, element, lanes * ir.dtype_bits(element))
+    stride = dev.lane_stride(flat, element)
     # an element every thread reads is fetched once per block, not once per thread
     readers = 1 if stride == 0 else dev.threads
     return Access(
@@ -324,7 +325,7 @@ def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, 
         lane_stride_bytes=stride, elements_per_thread=elements,
         block_bytes=min(elements * readers, dev.size(buffer)) * ir.dtype_bits(element) // 8, guard=guard,
         serial_var=serial,
-        thread_run_bytes=dev.thread_run(buffer, indices, element, lanes, loops),
+        thread_run_bytes=dev.thread_run(flat, element, lanes, loops),
     )
 
 
