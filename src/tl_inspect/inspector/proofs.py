@@ -20,7 +20,7 @@ from tvm.tirx.stmt_functor import ir_transform
 
 from tl_inspect.analysis.causes import THREAD_ORDER
 from tl_inspect.analysis.cost import COSTLY, access_cost
-from tl_inspect.analysis.verdicts import improved, regroup, with_proof
+from tl_inspect.analysis.verdicts import cause_key, improved, regroup, with_proof
 from tl_inspect.model import Cause, Proof
 
 # variants beyond this many per kernel are not built: proofs must stay a small part of a run
@@ -59,12 +59,18 @@ def prove(prim_func, accesses: tuple, lower_variant, source: str) -> tuple:
                 after_source, after = lower_variant(func)
             except Exception:  # noqa: BLE001 - a variant that does not compile proves nothing
                 continue
-            found = {id(a): result for a in members
+            found = {id(a): (_own(a, cause), *result) for a in members
                      if (result := _proof(a, cause, change, cuda, after_source.splitlines(), after)) is not None}
             if found:
-                proven.update({key: (cause, *result) for key, result in found.items()})
+                proven.update(found)
                 break
     return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses))
+
+
+def _own(access, cause: Cause) -> Cause:
+    """The member's own cause of the instance a proof removed: the buffer and index its message names
+    are its own (the B load's rows, not the A load's)."""
+    return next((c for c in access.causes if cause_key(c) == cause_key(cause)), cause)
 
 
 def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tuple):
