@@ -1,6 +1,7 @@
-"""Every message and fix title every rule gives on the fixtures and the rule examples, pinned in
-tests/snapshots/messages/<slug>.txt. Each rule runs alone: what it says must not depend on which
-other rules run. `TL_INSPECT_UPDATE_SNAPSHOTS=1` rewrites the gold files."""
+"""Every message and fix title every rule gives on the fixtures, pinned in
+tests/snapshots/messages/<slug>.txt (the rule examples pin theirs in tests/snapshots/rules/, see
+test_rules.py). Each rule runs alone: what it says must not depend on which other rules run.
+`TL_INSPECT_UPDATE_SNAPSHOTS=1` rewrites the gold files."""
 
 from __future__ import annotations
 
@@ -18,16 +19,9 @@ FIXTURE_FILES = sorted(glob.glob(os.path.join(FIXTURES, "kernels", "*.py")))
 
 
 @pytest.fixture(scope="module")
-def sources(tmp_path_factory, inspected):
-    """label -> (source text, FileResult) for every fixture file and every rule example."""
-    folder = tmp_path_factory.mktemp("message_examples")
+def sources(inspected):
+    """label -> (source text, FileResult) for every fixture file."""
     labelled = {f"fixtures/kernels/{os.path.basename(p)}": p for p in FIXTURE_FILES}
-    for rule in RULES:
-        for label, examples in (("bad", rule.BAD), ("good", rule.GOOD)):
-            for index, example in enumerate(examples):
-                path = folder / f"{rule.code}_{label}_{index}.py"
-                path.write_text(example.text)
-                labelled[f"{rule.slug} {label} example {index}"] = str(path)
     results = inspected(list(labelled.values()))
     out = {}
     for label, path in labelled.items():

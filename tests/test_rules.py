@@ -1,82 +1,109 @@
-"""Every rule's BAD and GOOD examples, and every kernel in fixtures/kernels, compiled with the real
-tilelang: the findings must be exactly the lines marked `# expect: <slug>`."""
+"""Every rule's examples (the `bad_*.py` and `good_*.py` files of its folder) and every kernel in
+fixtures/kernels, compiled with the real tilelang.
+
+Each example runs its own rule alone: a BAD example must give exactly the lines it marks
+`# expect: <slug>`, its findings pinned in tests/snapshots/rules/<slug>/<example>.txt
+(`TL_INSPECT_UPDATE_SNAPSHOTS=1` rewrites them); a GOOD example must give none. The cross-talk test then
+runs every rule over every example and fixture: the findings must be exactly the marked lines, so a new
+rule's false alarm on another rule's example fails here, not as that rule's test."""
 
 from __future__ import annotations
 
 import glob
 import os
+import re
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
+from report_data import assert_snapshot
+from tl_inspect.model import KernelReport
 from tl_inspect.rules import check_kernel, registered_rules
-from tl_inspect.rules.base import expected_lines
+from tl_inspect.rules.base import DOC_HEADINGS, expected_lines
+from tl_inspect.rules.catalog import rules_table
+from tl_inspect.suppressions import suppress
 
 RULES = registered_rules()
+EXAMPLES = [example for rule in RULES for example in rule.examples()]
 FIXTURE_FILES = sorted(glob.glob(os.path.join(FIXTURES, "kernels", "*.py")))
 
 
-def _example_cases():
-    for rule in RULES:
-        for label, examples in (("bad", rule.BAD), ("good", rule.GOOD)):
-            for index, example in enumerate(examples):
-                yield pytest.param(rule, label, example.text, id=f"{rule.slug}-{label}-{index}")
-
-
 @pytest.fixture(scope="module")
-def example_results(tmp_path_factory, inspected):
-    folder = tmp_path_factory.mktemp("rule_examples")
-    paths = {}
-    for param in _example_cases():
-        rule, label, text = param.values
-        path = folder / f"{param.id.replace('-', '_')}.py"
-        path.write_text(text)
-        paths[param.id] = str(path)
-    results = inspected(list(paths.values()) + FIXTURE_FILES)
-    return paths, results
+def results(inspected):
+    return inspected([example.path for example in EXAMPLES] + FIXTURE_FILES)
 
 
-def _assert_exact_findings(result, text):
+def _findings(result, text: str, rules: list) -> list:
+    """(kernel, finding) for the given rules over one inspected file, its suppressions applied."""
     assert result.error is None, f"{result.path}: {result.error}"
     assert result.kernels, f"{result.path}: no kernel found"
-    expected = expected_lines(text)
-    found: dict[str, set[int]] = {}
+    reports = []
     for kernel in result.kernels:
         assert kernel.status == "ok", f"{kernel.name}: {kernel.error}"
-        for finding in check_kernel(kernel, text, RULES):
+        reports.append(KernelReport(kernel, tuple(check_kernel(kernel, text, rules))))
+    reports = suppress(reports, text, rules, RULES, judge=True)
+    found = []
+    for report in reports:
+        for finding in report.findings:
             assert os.path.samefile(finding.file, result.path), finding
-            found.setdefault(finding.slug, set()).add(finding.line)
             # a statement lowering rebuilt without its span (a store at a run-time offset) maps to no line
-            produced = {kernel.line_map[c - 1] for c in finding.cuda_lines} - {None}
+            produced = {report.kernel.line_map[c - 1] for c in finding.cuda_lines} - {None}
             span = set(range(finding.line, (finding.end_line or finding.line) + 1))
             assert produced <= span, f"{finding}: CUDA lines {finding.cuda_lines} come from lines {produced}"
-    for slug in {r.slug for r in RULES}:
-        assert found.get(slug, set()) == expected.get(slug, set()), (
-            f"{slug}: found on lines {sorted(found.get(slug, []))}, "
-            f"expected {sorted(expected.get(slug, []))}")
+            found.append((report.kernel, finding))
+    return found
 
 
-@pytest.mark.parametrize("rule,label,text", list(_example_cases()))
-def test_rule_examples(rule, label, text, example_results, request):
-    paths, results = example_results
-    param_id = request.node.callspec.id
-    result = results[paths[param_id]]
-    if label == "bad":
+def _lines_by_slug(found) -> dict[str, set[int]]:
+    lines: dict[str, set[int]] = {}
+    for _, finding in found:
+        lines.setdefault(finding.slug, set()).add(finding.line)
+    return lines
+
+
+def _assert_exact(found, text: str, slugs) -> None:
+    lines, expected = _lines_by_slug(found), expected_lines(text)
+    for slug in slugs:
+        assert lines.get(slug, set()) == expected.get(slug, set()), (
+            f"{slug}: found on lines {sorted(lines.get(slug, []))}, expected {sorted(expected.get(slug, []))}")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"{e.slug}/{e.name}")
+def test_rule_example(example, results):
+    rule = next(r for r in RULES if r.slug == example.slug)
+    text = example.text
+    if example.bad:
         assert expected_lines(text).get(rule.slug), "a BAD example must mark its lines with # expect:"
-    _assert_exact_findings(result, text)
+    found = _findings(results[example.path], text, [rule])
+    _assert_exact(found, text, [rule.slug])
+    if example.bad:
+        assert_snapshot(f"rules/{rule.slug}/{example.name}.txt", "".join(
+            f"{finding.line} {kernel.name} {finding.name}\n  {finding.message}\n  fix: {finding.fix}\n"
+            f"  cuda_lines: {list(finding.cuda_lines)}\n" for kernel, finding in found))
 
 
-@pytest.mark.parametrize("path", FIXTURE_FILES, ids=os.path.basename)
-def test_fixture_kernels(path, example_results):
-    _, results = example_results
-    with open(path) as f:
-        _assert_exact_findings(results[path], f.read())
+@pytest.mark.parametrize("path", [e.path for e in EXAMPLES] + FIXTURE_FILES,
+                         ids=lambda p: os.path.relpath(p, ROOT))
+def test_every_rule_on_every_example(path, results):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    _assert_exact(_findings(results[path], text, RULES), text, {r.slug for r in RULES})
 
 
-def test_every_rule_has_examples_and_docs():
-    for rule in RULES:
-        assert len(rule.BAD) >= 1 and len(rule.GOOD) >= 1, rule.slug
-        doc = rule.documentation()
-        for heading in ("What it does", "Example", "Use instead"):
-            assert heading in doc, f"{rule.slug}: docstring lacks {heading!r}"
-        assert "Why" in doc, f"{rule.slug}: docstring lacks a 'Why ...' heading"
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.slug)
+def test_rule_has_examples_and_its_page(rule):
+    examples = rule.examples()
+    assert any(e.bad for e in examples) and any(not e.bad for e in examples), rule.slug
+    headings = re.findall(r"^## (.*)$", rule.documentation(), re.M)
+    assert len(headings) == len(DOC_HEADINGS), f"{rule.slug}: headings {headings}"
+    for heading, allowed in zip(headings, DOC_HEADINGS):
+        assert heading in (allowed if isinstance(allowed, tuple) else (allowed,)), f"{rule.slug}: {heading!r}"
+
+
+def test_readme_rules_table_is_generated():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    start = readme.index("| code | slug |")
+    end = readme.index("\n\n", start) + 1
+    assert readme[start:end] == rules_table(RULES), (
+        "README.md's rules table differs: replace it with `tl-inspect rules --format markdown`")

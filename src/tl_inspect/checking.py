@@ -9,14 +9,14 @@ import os
 from tl_inspect.config import Settings
 from tl_inspect.model import FileResult, KernelReport
 from tl_inspect.sources import SourceFiles
-from tl_inspect.suppressions import UnusedSuppression, suppress
+from tl_inspect.suppressions import suppress
 
 
 def all_rules() -> list:
-    """Every rule a selector may name: the registered rules and the suppression pass's own."""
+    """Every rule a selector may name."""
     from tl_inspect.rules import registered_rules
 
-    return registered_rules() + [UnusedSuppression]
+    return registered_rules()
 
 
 def check_files(jobs: list, files: list[FileResult], settings: Settings, rules: list,
@@ -33,9 +33,8 @@ def check_files(jobs: list, files: list[FileResult], settings: Settings, rules: 
     for job, file in zip(jobs, files):
         checked_reports = []
         for kernel in file.kernels:
-            checked = [r for r in settings.rules_for(kernel.file) if r is not UnusedSuppression]
             try:
-                findings = tuple(check_kernel(kernel, texts.text(kernel.file), checked))
+                findings = tuple(check_kernel(kernel, texts.text(kernel.file), settings.rules_for(kernel.file)))
             except RuleFailure as exc:
                 kernel, findings = dataclasses.replace(kernel, status="error", error=str(exc)), ()
             checked_reports.append(KernelReport(kernel, findings))

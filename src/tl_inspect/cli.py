@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if argv and argv[0] == "rules":
-            return _list_rules()
+            return _list_rules(argv[1:])
         if argv and argv[0] == "explain":
             return _explain(argv[1:])
         if argv and argv[0] == "rule":
@@ -119,7 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _list_rules() -> int:
+def _list_rules(argv: list[str]) -> int:
+    if argv in (["--format", "markdown"], ["--format=markdown"]):
+        from tl_inspect.rules.catalog import rules_table
+
+        print(rules_table(all_rules()), end="")
+        return EXIT_CLEAN
+    if argv:
+        raise UsageError("usage: tl-inspect rules [--format markdown]")
     for rule in all_rules():
         opt_in = "" if rule.default else " (off by default)"
         print(f"{rule.code}  {rule.slug:28} {rule.severity:8} {rule.summary()}{opt_in}")

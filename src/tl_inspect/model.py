@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Stages of the TIR pipeline that the inspector snapshots, in pipeline order.
+# the TIR snapshots the inspector keeps, in pipeline order
 STAGE_FRONTEND = "frontend"
 STAGE_LAYOUT = "layout_inference"
 STAGE_VECTORIZE = "vectorize_loop"
 STAGE_DEVICE = "device"
-STAGES = (STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE, STAGE_DEVICE)
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -73,11 +72,12 @@ class Proof:
 class Cost:
     """A slowdown factor against the vector form, and the measurement it comes from."""
 
-    estimate: float
+    estimate: float  # for the whole kernel
     basis: str
+    per_access: float | None = None  # the access's own slowdown, before weighing by its share of bytes
 
     def as_dict(self) -> dict:
-        return {"estimate": self.estimate, "basis": self.basis}
+        return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access}
 
 
 @dataclass(frozen=True)
@@ -293,6 +293,10 @@ class FileResult:
 
 @dataclass(frozen=True)
 class Finding:
+    """One rule's remark on one line: `name` and `args` are its structured form (LLVM's remark name and
+    arguments), `message` and `fix` the sentences phrased from them. `message` states the problem only:
+    the cost and the proof are `cost` and `proof`, and every renderer adds them itself."""
+
     rule: str  # code, "TLV001"
     slug: str
     severity: str
@@ -309,11 +313,13 @@ class Finding:
     col: int = 1
     cost: Cost | None = None  # vectorization findings: the kernel's slowdown from this cause
     proof: Proof | None = None  # vectorization findings: the kernel rebuilt without the cause
+    name: str = ""  # CamelCase remark name, "MisalignedRows"
+    args: tuple = ()  # (field, value) pairs of the remark, values JSON-ready
 
     def as_dict(self) -> dict:
         data = {
-            "rule": self.rule, "slug": self.slug, "severity": self.severity, "message": self.message,
-            "fix": self.fix, "file": self.file, "line": self.line,
+            "rule": self.rule, "slug": self.slug, "severity": self.severity, "name": self.name,
+            "args": dict(self.args), "message": self.message, "fix": self.fix, "file": self.file, "line": self.line,
             "end_line": self.end_line if self.end_line is not None else self.line,
             "cuda_lines": list(self.cuda_lines), "kernel": self.kernel, "col": self.col,
             "evidence": list(self.evidence),

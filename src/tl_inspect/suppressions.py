@@ -5,9 +5,9 @@ lines); on a line of its own it covers the next statement. `# tl-inspect: ignore
 covers the whole file. Names are matched like `--select`: codes, code prefixes or slugs.
 
 Whether a suppression is used is only known once every rule has run on every kernel of the file, so
-this is a pass over one file's findings after the rules, not a rule: rules never see other rules'
-findings. `UnusedSuppression` describes its findings so that selection, `tl-inspect rule` and the
-reporters treat them like any rule's.
+this is a pass over one file's findings after the rules: rules never see other rules' findings.
+Its findings belong to the `unused-suppression` rule (`tl_inspect.rules.unused_suppression`), so that
+selection, `tl-inspect rule` and the reporters treat them like any rule's.
 """
 
 from __future__ import annotations
@@ -15,53 +15,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import ClassVar
 
 from tl_inspect.model import Finding, KernelReport
 from tl_inspect.pysource import scan
-from tl_inspect.rules.base import Rule
+from tl_inspect.rules.unused_suppression import UnusedSuppression
 from tl_inspect.selection import matches
 
 _DIRECTIVE = re.compile(r"tl-inspect:\s*(?P<kind>ignore-file|ignore)(?:\[(?P<names>[^\]]*)\])?")
-
-
-class UnusedSuppression:
-    """A `# tl-inspect: ignore[...]` comment that suppresses nothing
-
-    ## What it does
-    Flags a suppression comment, or one name in it, that matched no finding in the last run, and a
-    suppression that names no rule or a rule that does not exist.
-
-    ## Why is this bad?
-    A suppression outlives the defect it was written for: once the kernel is fixed (or the rule stops
-    firing on it) the comment stays and silently hides the next real defect on that line. A misspelt
-    name suppresses nothing at all while looking as if it did.
-
-    ## Example
-    ```python
-    for i in T.Parallel(1024):
-        # tl-inspect: ignore[lane-dependent-predicate]   (N is now a multiple of 1024)
-        C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
-    ```
-
-    ## Use instead
-    Delete the comment, or the names in it that no longer fire.
-
-    A suppression is judged only when every kernel of its file was inspected without error and every
-    rule it names was selected; an unknown name is always reported.
-    """
-
-    code: ClassVar[str] = "TLV900"
-    slug: ClassVar[str] = "unused-suppression"
-    severity: ClassVar[str] = "warning"
-    kind: ClassVar[str] = "suppression"
-    fix: ClassVar[str] = "delete the unused suppression"
-    default: ClassVar[bool] = True
-    BAD: ClassVar[list] = []
-    GOOD: ClassVar[list] = []
-    # the same documentation accessors as a registered rule (the class is not registered: it has no check)
-    summary = vars(Rule)["summary"]
-    documentation = vars(Rule)["documentation"]
 
 
 @dataclass(frozen=True)

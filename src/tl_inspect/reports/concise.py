@@ -10,6 +10,7 @@ from typing import TextIO
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, one_line
+from tl_inspect.reports.phrases import headline
 
 
 @reporter("concise")
@@ -24,4 +25,4 @@ def write_concise(run: RunResult, out: TextIO) -> None:
                 out.write(f"{k.file}:{k.error_line or k.line or 1}:1: error: kernel {one_line(k.name)} could not be "
                           f"compiled: {one_line(k.error or 'unknown error')}\n")
             for f in report.findings:
-                out.write(f"{f.file}:{f.line}:{f.col}: {f.rule} [{f.slug}] {one_line(f.message)}\n")
+                out.write(f"{f.file}:{f.line}:{f.col}: {f.rule} [{f.slug}] {one_line(headline(f))}\n")

@@ -10,6 +10,7 @@ from typing import TextIO
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, relative_path, repository_root
+from tl_inspect.reports.phrases import headline
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -47,7 +48,7 @@ def write_github(run: RunResult, out: TextIO) -> None:
                                      title=f"tl-inspect: kernel {k.name} could not be compiled") + "\n")
             for f in report.findings:
                 out.write(annotation(
-                    COMMAND.get(f.severity, "warning"), f"{f.message}\nfix: {f.fix}",
+                    COMMAND.get(f.severity, "warning"), f"{headline(f)}\nfix: {f.fix}",
                     file=path(f.file), line=f.line, endLine=f.end_line or f.line, col=f.col,
                     title=f"{f.rule} {f.slug}",
                 ) + "\n")

@@ -17,6 +17,7 @@ from tl_inspect.reports import reporter
 from tl_inspect.reports.common import (
     file_groups, relative_path, repository_root, rule_table,
 )
+from tl_inspect.reports.phrases import headline
 from tl_inspect.sources import SourceFiles
 
 SARIF_VERSION = "2.1.0"
@@ -78,7 +79,7 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                     "ruleId": f.rule,
                     "ruleIndex": rule_index[f.rule],
                     "level": LEVEL.get(f.severity, "warning"),
-                    "message": {"text": f"{f.message}\nFix: {f.fix}"},
+                    "message": {"text": f"{headline(f)}\nFix: {f.fix}"},
                     "locations": [{
                         "physicalLocation": {
                             "artifactLocation": location,
@@ -87,8 +88,8 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                         "logicalLocations": [{"name": f.kernel or k.name, "kind": "function"}],
                     }],
                     "partialFingerprints": {FINGERPRINT: digest},
-                    "properties": {"slug": f.slug, "fix": f.fix, "kernel": f.kernel or k.name,
-                                   "cudaLines": list(f.cuda_lines)},
+                    "properties": {"slug": f.slug, "name": f.name, "args": dict(f.args), "fix": f.fix,
+                                   "kernel": f.kernel or k.name, "cudaLines": list(f.cuda_lines)},
                 })
     return {
         "$schema": SARIF_SCHEMA,

@@ -15,6 +15,7 @@ from rich.text import Text
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, ledger_short, plural, severity_counts
+from tl_inspect.reports.phrases import headline
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
 
@@ -92,7 +93,7 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
 
     text = Text()
     text.append(f.severity, style)
-    text.append(f" {f.rule} [{f.slug}] {f.message}\n", "bold")
+    text.append(f" {f.rule} [{f.slug}] {headline(f)}\n", "bold")
     text.append(" " * width + "--> ", GUTTER)
     text.append(f"{f.file}:{f.line}:{f.col}  kernel {kernel.name}\n")
     text.append(bar + "\n", GUTTER)

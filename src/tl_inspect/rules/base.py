@@ -1,22 +1,23 @@
-"""The rule interface: every rule is one class in one module of this package.
+"""The rule interface: every rule is one folder of this package, `rules/<slug with underscores>/`.
 
-A rule reads one kernel's artefacts through a `RuleContext` and yields `Finding`s through
-`ctx.report(...)`. Rules come in three kinds that share this interface and differ only in what they
-read: "source" rules parse the user's file (libcst), "ir" rules read the TIR snapshots, "codegen" rules
-read the CUDA text and its line map. Rules never compile and never call each other.
+The folder's `__init__.py` holds the rule class; beside it, `bad_*.py` and `good_*.py` are complete
+little TileLang files, its examples. In a BAD file each line where the rule must fire ends with
+`# expect: <slug>`. A rule reads one kernel's artefacts through a `RuleContext` and reports through
+`ctx.report(...)`; it never compiles and never calls another rule.
 
-The class docstring is the rule's documentation, with the headings What it does / Why is this slow
-(or wrong) / Example / Use instead / References. `BAD` and `GOOD` hold complete little TileLang files;
-in a BAD file each line where the rule must fire ends with `# expect: <slug>`. The test suite compiles
-every example of every rule with the real tilelang and checks the exact lines.
+The class docstring is the rule's documentation, with the headings of `DOC_HEADINGS`. The test suite
+compiles every example with the real tilelang, runs its rule alone on it and pins its findings in a
+snapshot; the README's rules table is generated from the classes (`tl-inspect rules --format markdown`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+import os
 import re
-import textwrap
+import sys
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
@@ -27,15 +28,32 @@ EXPECT_MARKER = re.compile(r"#\s*expect:\s*([\w\-, ]+)")
 _REGISTRY: dict[str, type[Rule]] = {}
 
 
-@dataclass(frozen=True)
-class Example:
-    """A complete Python file defining one or more kernels at module level."""
+# the page of every rule has exactly these headings, in this order; the second names what the
+# pattern costs: speed, correctness, or either
+DOC_HEADINGS = ("What it does", ("Why is this slow?", "Why is this wrong?", "Why is this slow or wrong?"),
+                "Example", "Use instead", "References")
 
-    code: str
+
+@dataclass(frozen=True)
+class RuleExample:
+    """A complete Python file beside its rule's module, defining one or more kernels at module level."""
+
+    slug: str
+    path: str
+
+    @property
+    def name(self) -> str:
+        """"bad_matmul": the file name without `.py`."""
+        return os.path.splitext(os.path.basename(self.path))[0]
+
+    @property
+    def bad(self) -> bool:
+        return self.name.startswith("bad_")
 
     @property
     def text(self) -> str:
-        return textwrap.dedent(self.code).lstrip("\n")
+        with open(self.path, encoding="utf-8") as f:
+            return f.read()
 
 
 @functools.lru_cache(maxsize=8)
@@ -48,6 +66,49 @@ def parse_source(text: str):
         return MetadataWrapper(libcst.parse_module(text))
     except libcst.ParserSyntaxError:
         return None
+
+
+class Violation:
+    """What a rule reports: a frozen dataclass whose class name is the remark's CamelCase name and whose
+    fields are its arguments; `message()` and `fix_title()` phrase them (ruff's violation structs, LLVM's
+    remark name and arguments). A subclass is declared `@dataclass(frozen=True)` beside its rule."""
+
+    def message(self) -> str:
+        raise NotImplementedError
+
+    def fix_title(self) -> str | None:
+        """The fix in the finding's own terms; None: the rule's general fix."""
+        return None
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def args(self) -> tuple:
+        """(field, value) pairs with JSON-ready values."""
+        return tuple((f.name, _plain(getattr(self, f.name))) for f in dataclasses.fields(self))
+
+
+def _plain(value):
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+
+@dataclass(frozen=True)
+class _Sentence(Violation):
+    text: str
+    fix: str | None
+
+    def message(self) -> str:
+        return self.text
+
+    def fix_title(self) -> str | None:
+        return self.fix
 
 
 class RuleContext:
@@ -72,11 +133,13 @@ class RuleContext:
         lines = self.source_lines
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
-    def report(self, line: int, message: str, *, fix: str | None = None, end_line: int | None = None,
+    def report(self, line: int, violation: Violation | str, *, fix: str | None = None, end_line: int | None = None,
                cuda_lines: Iterable[int] | None = None, evidence: Iterable[str] = (),
                expected_bits: int | None = None, emitted_bits: int | None = None,
                severity: str | None = None, col: int | None = None, cost: Cost | None = None,
                proof: Proof | None = None) -> None:
+        if isinstance(violation, str):  # TRANSITION: rules not yet converted to violation types
+            violation = _Sentence(violation, fix)
         if cuda_lines is None:
             cuda_lines = self.kernel.cuda_lines_for(range(line, (end_line or line) + 1))
         if col is None:
@@ -84,10 +147,10 @@ class RuleContext:
             col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
         self.findings.append(Finding(
             rule=self.rule.code, slug=self.rule.slug, severity=severity or self.rule.severity,
-            message=message, fix=fix or self.rule.fix, file=self.kernel.file, line=line,
+            message=violation.message(), fix=violation.fix_title() or self.rule.fix, file=self.kernel.file, line=line,
             kernel=self.kernel.name, end_line=end_line, cuda_lines=tuple(cuda_lines),
             evidence=tuple(evidence), expected_bits=expected_bits, emitted_bits=emitted_bits, col=col,
-            cost=cost, proof=proof,
+            cost=cost, proof=proof, name=violation.name, args=violation.args(),
         ))
 
 
@@ -95,13 +158,13 @@ class Rule:
     code: ClassVar[str]
     slug: ClassVar[str]
     severity: ClassVar[str]  # "error" | "warning" | "info"
-    kind: ClassVar[str]  # "source" | "ir" | "codegen"
     fix: ClassVar[str]  # default fix title
+    # the README's rules table: what the rule flags, and what it measured on the H200 (docs/gpu-impact.md)
+    flags: ClassVar[str]
+    measured: ClassVar[str] = ""
     # False for a rule that runs only when a selector names it (`--extend-select`, `--select`): what it
     # reports is not worth failing a run by default (a cost under 1.10x, a compiler's own heuristic)
     default: ClassVar[bool] = True
-    BAD: ClassVar[list] = []
-    GOOD: ClassVar[list] = []
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -120,6 +183,13 @@ class Rule:
     def documentation(cls) -> str:
         doc = inspect.cleandoc(cls.__doc__ or "")
         return doc.split("\n", 1)[1].strip() if "\n" in doc else ""
+
+    @classmethod
+    def examples(cls) -> list[RuleExample]:
+        """The `bad_*.py` and `good_*.py` files of the rule's folder, BAD first, each group by name."""
+        folder = os.path.dirname(sys.modules[cls.__module__].__file__)
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".py") and n.startswith(("bad_", "good_")))
+        return [RuleExample(cls.slug, os.path.join(folder, n)) for n in names]
 
     def check(self, ctx: RuleContext) -> None:
         raise NotImplementedError

@@ -29,12 +29,11 @@ def report(ctx: RuleContext, message: Callable[[Cause, list], str], fix: Callabl
         cause = as_written(ctx, worst.cause)
         alike = [a for a in accesses if a.group == worst.group]
         cuda = sorted({n for a in alike for n in a.cuda_lines})
-        proof = worst.proof
         ctx.report(
-            line, f"{message(cause, alike)} {cost_sentence(worst)}", fix=fix(cause), cuda_lines=cuda or None,
-            evidence=[f"before: {proof.cuda_before}", f"after ({proof.change}): {proof.cuda_after}"],
+            line, message(cause, alike), fix=fix(cause), cuda_lines=cuda or None,
             expected_bits=worst.max_bits, emitted_bits=worst.bits,
-            cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike)), proof=proof,
+            cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike), per_access=worst.cost),
+            proof=worst.proof,
         )
 
 
@@ -51,11 +50,6 @@ def cost_basis(access: Access, alike: list) -> str:
     share = round(100 * sum(a.share for a in alike))
     these = "this access moves" if len(alike) == 1 else "these accesses move"
     return f"{access.cost_basis}; {these} {share}% of the kernel's global bytes"
-
-
-def cost_sentence(access: Access) -> str:
-    return (f"Estimated {access.kernel_cost:.2f}x slower for the whole kernel on an H200 "
-            f"({access.cost_basis.split(':')[0]}, {access.cost:.2f}x per access).")
 
 
 def written(ctx: RuleContext, line: int, buffer: str, fallback: str) -> str:

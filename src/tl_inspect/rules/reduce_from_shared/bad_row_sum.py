@@ -1,0 +1,13 @@
+import tilelang.language as T
+
+M, N, BLOCK_M = 16384, 1024, 8
+
+
+@T.prim_func
+def row_sum(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M,), T.float32)):
+    with T.Kernel(M // BLOCK_M, threads=128) as bx:
+        xs = T.alloc_shared((BLOCK_M, N), T.float32)
+        s = T.alloc_fragment((BLOCK_M,), T.float32)
+        T.copy(X[bx * BLOCK_M, 0], xs)
+        T.reduce_sum(xs, s, dim=1)  # expect: reduce-from-shared
+        T.copy(s, Y[bx * BLOCK_M])

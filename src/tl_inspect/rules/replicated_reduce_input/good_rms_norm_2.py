@@ -1,0 +1,19 @@
+import tilelang.language as T
+
+M, N, BLOCK_M = 4096, 4096, 16
+
+
+@T.prim_func
+def rms_norm(X: T.Tensor((M, N), T.float16), Y: T.Tensor((M, N), T.float16)):
+    with T.Kernel(M // BLOCK_M, threads=256) as bx:
+        x = T.alloc_fragment((BLOCK_M, N), T.float32)
+        xsq = T.alloc_fragment((BLOCK_M, N), T.float32)
+        ss = T.alloc_fragment((BLOCK_M,), T.float32)
+        T.copy(X[bx * BLOCK_M, 0], x)
+        for i, j in T.Parallel(BLOCK_M, N):
+            xsq[i, j] = x[i, j] * x[i, j]
+        T.reduce_sum(xsq, ss, dim=1)
+        for i in T.Parallel(BLOCK_M):
+            ss[i] = T.rsqrt(ss[i] / N + 1e-6)
+        for i, j in T.Parallel(BLOCK_M, N):
+            Y[bx * BLOCK_M + i, j] = T.Cast(T.float16, x[i, j] * ss[i])

@@ -1,0 +1,12 @@
+import tilelang.language as T
+
+N = 4095
+
+
+@T.prim_func
+def add_tail(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+    with T.Kernel(T.ceildiv(N, 1024), threads=128) as bx:
+        for i in T.Parallel(1024):
+            # a misspelt name suppresses nothing, and the finding it meant to hide still fails the run
+            # tl-inspect: ignore[lane-dependant-predicate]  # expect: unused-suppression
+            C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]  # expect: lane-dependent-predicate
