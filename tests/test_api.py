@@ -105,7 +105,7 @@ the C store in kernel main is 16-bit (up to 128-bit possible): verdict costly
   proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
           before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
           after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
-  finding TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own. Estimated 2.93x slower for the whole kernel on an H200 (lanes 16 B apart, each thread's elements contiguous, 2.93x per access).
+  finding TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own.
   fix     pad the length to a multiple of 8 (2047 -> 2048), or split the loop into an aligned body and a separate tail"""
 
 
@@ -131,7 +131,7 @@ def test_assert_vectorized_passes_full_and_inherent_accesses(kernels):
 
 NO_FINDINGS_FAILURE = """\
 1 finding:
-tests/api/kernels.py:13: TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own. Estimated 2.93x slower for the whole kernel on an H200 (lanes 16 B apart, each thread's elements contiguous, 2.93x per access).
+tests/api/kernels.py:13: TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own.
   python    13 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
   cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
   cost    2.93x for the kernel on an H200 (lanes 16 B apart, each thread's elements contiguous: 2.93x (tail guard); these accesses move 100% of the kernel's global bytes)

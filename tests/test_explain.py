@@ -42,7 +42,8 @@ add_2047  add_2047.py:6
 
 
 def test_explain_stops_at_the_predicate_and_shows_uint4_return(tmp_path, monkeypatch, capsys):
-    (tmp_path / "add_2047.py").write_text(LaneDependentPredicate.BAD[0].text)
+    bad_add = next(e for e in LaneDependentPredicate.examples() if e.name == "bad_add")
+    (tmp_path / "add_2047.py").write_text(bad_add.text)
     monkeypatch.chdir(tmp_path)
     assert main(["explain", "add_2047.py"]) == 0
     assert capsys.readouterr().out == ADD_2047_CHAIN

@@ -238,7 +238,7 @@ def test_statistics_and_rule_documentation(tmp_path, monkeypatch, capsys):
     assert listed[-1].startswith("TLV900  unused-suppression")
     assert main(["rule", "unused-suppression"]) == 0
     text = capsys.readouterr().out
-    for heading in ("What it does", "Why is this bad?", "Example", "Use instead"):
+    for heading in ("What it does", "Why is this wrong?", "Example", "Use instead"):
         assert heading in text
     assert main(["rule", CODE]) == 0
     text = capsys.readouterr().out

@@ -110,13 +110,8 @@ def test_narrow_accesses_that_measured_fast_are_cheap_and_silent(inspected):
         assert narrow and all(a.verdict in ("cheap", "full") for a in narrow), artifact.name
 
 
-def test_no_access_in_the_fixtures_or_rule_examples_is_unexplained(inspected, tmp_path):
-    paths = list(FIXTURE_FILES)
-    for rule in RULES:
-        for index, example in enumerate(rule.BAD + rule.GOOD):
-            path = tmp_path / f"{rule.slug.replace('-', '_')}_{index}.py"
-            path.write_text(example.text)
-            paths.append(str(path))
+def test_no_access_in_the_fixtures_or_rule_examples_is_unexplained(inspected):
+    paths = list(FIXTURE_FILES) + [example.path for rule in RULES for example in rule.examples()]
     for path, result in inspected(paths).items():
         for artifact in result.kernels:
             for access in artifact.accesses:
