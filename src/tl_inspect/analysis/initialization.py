@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tl_inspect import ir
 
 # `T.alloc_fragment` and `T.alloc_local` hand out uninitialised registers; `T.alloc_var` starts at its
-# initialiser or zero (facts I)
+# initialiser or zero (docs/tilelang-facts.md, I)
 UNINITIALISED_SCOPES = ("local.fragment", "local")
 # shared memory starts uninitialised too, but only its read-modify-writes are checked (see missing-clear)
 SHARED_SCOPES = ("shared", "shared.dyn")

@@ -57,11 +57,11 @@ class InvariantIndexStore(Rule):
     For a sum across thread blocks, use `T.atomic_add`.
 
     ## References
-    - tl-inspect H200 measurements (facts/h200-impact.md): row sum with `O[i] += X[i, j]` in
+    - tl-inspect H200 measurements (docs/gpu-impact.md): row sum with `O[i] += X[i, j]` in
       `T.Parallel`, 16383/16384 rows wrong; the `T.reduce_sum` form runs at 3980 GB/s with `float4`.
     - tl-inspect H200 measurements (docs/gpu-impact.md): a group sum `acc[i // 8] += V[bx, i]` into a
       fragment ran at 1110 GB/s, the same sum as `T.reduce_sum` over `(N / 8, 8)` at 3271 GB/s (2.9x).
-    - tl-inspect facts memo G.3 (`rmw_global`: 8 scalar loads instead of one `uint4`, planner
+    - docs/tilelang-facts.md, G.3 (`rmw_global`: 8 scalar loads instead of one `uint4`, planner
       `must-scalarize`) and C.2 (`acc[i // 16] += V[i]`: fragment replicated twice, half the threads
       redo the sum).
     """

@@ -71,7 +71,7 @@ class LaunchLimitExceeded(Rule):
       224 KiB launched.
     - CUDA C++ Programming Guide, "Technical Specifications per Compute Capability" (grid and block
       limits, maximum shared memory per thread block).
-    - tl-inspect facts memo F: a 1 MiB `T.alloc_shared` compiles (`dyn_shared_memory_buf = 1048576`);
+    - docs/tilelang-facts.md, F: a 1 MiB `T.alloc_shared` compiles (`dyn_shared_memory_buf = 1048576`);
       `threads=4096` compiles to `__launch_bounds__(4096, 1)`.
     """
 

@@ -80,7 +80,7 @@ class MissingClear(Rule):
     ## References
     - tl-inspect H200 measurements (docs/gpu-impact.md): a split-K style `acc[i, j] += ...` over 16 steps
       into a 128x128 fragment gave 3157 of 16384 wrong outputs without `T.clear`, none with it.
-    - tl-inspect facts memo, G.4 (`splitk_noclear`: `float acc[128];` then `acc += ...` in CUDA) and I
+    - docs/tilelang-facts.md, G.4 (`splitk_noclear`: `float acc[128];` then `acc += ...` in CUDA) and I
       (`T.alloc_var` starts at zero).
     - tilelang examples: flash attention forward initialises `scores_max` with
       `T.fill(scores_max, -T.infinity(accum_dtype))`; the split-K GEMV zeroes `C_shared[tn]` under

@@ -75,7 +75,7 @@ class PaddedDenominator(Rule):
     ## References
     - tl-inspect H200 measurements (docs/gpu-impact.md): the mean of 1000 values padded to 1024 had a
       median relative error of 2.3e-02 when divided by 1024, 6.0e-08 when divided by 1000.
-    - tl-inspect facts memo G.5 (`softmax_padded`: `Y[bx] = s[0] / T.float32(1024.0)` in the frontend
+    - docs/tilelang-facts.md, G.5 (`softmax_padded`: `Y[bx] = s[0] / T.float32(1024.0)` in the frontend
       TIR, `s[0] / 0x1p+10f` in CUDA, while only 1000 elements are loaded).
     """
 

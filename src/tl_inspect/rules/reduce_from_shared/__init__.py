@@ -44,7 +44,7 @@ class ReduceFromShared(Rule):
     ## References
     - tl-inspect H200 measurements (docs/gpu-impact.md, `benchmarks/gpu_rules.py`): 1.11x, above.
     - tilelang 0.1.15 `language/reduce_op.py` (`reduce_macro`: the shared-to-fragment branch allocates
-      `<src>_frag` and copies into it); tl-inspect facts memo H.2.
+      `<src>_frag` and copies into it); docs/tilelang-facts.md, H.2.
     """
 
     code = "TLV010"

@@ -18,7 +18,7 @@ READ_BEFORE_INIT = re.compile(r"\[\d+\] `(?P<buffer>\w+)` is read before anythin
                               r"(?:\n\s+--> (?P<file>.+?):(?P<line>\d+):\d+)?")
 # VerifyBufferInit's reports on registers belong to missing-clear, which follows them more closely (reads
 # guarded by `if k > 0:`) and cites tilelang's message; on `T.alloc_var`, which starts at zero, they are
-# false alarms (tilelang facts I). Plain reads of shared memory are what missing-clear leaves to tilelang.
+# false alarms (docs/tilelang-facts.md, I). Plain reads of shared memory are what missing-clear leaves to tilelang.
 REPORTED_SCOPES = ("shared", "shared.dyn")
 
 
@@ -68,7 +68,7 @@ class TilelangWarning(Rule):
     ## References
     - tl-inspect H200 measurements (docs/gpu-impact.md, `benchmarks/gpu_rules.py`): 1.04x, above.
     - tilelang 0.1.15: `src/transform/legalize_vectorized_loop.cc`, `src/transform/verify_buffer_init.cc`.
-    - tl-inspect facts memo C.1 (both warnings go to fd 2 from C++) and I (the `T.alloc_var` false alarm).
+    - docs/tilelang-facts.md, C.1 (both warnings go to fd 2 from C++) and I (the `T.alloc_var` false alarm).
     """
 
     code = "TLV008"
