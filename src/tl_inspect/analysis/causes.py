@@ -14,7 +14,7 @@ import numpy as np
 
 from tl_inspect import ir
 from tl_inspect.analysis.facts import KernelFacts, MemRef, Unit, count, product
-from tl_inspect.analysis.indexing import (RUNTIME_VALUE, Grid, affine, aligned_run, coefficient, comparisons,
+from tl_inspect.indexing import (RUNTIME_VALUE, Grid, affine, aligned_run, coefficient, comparisons,
                                           misalignment)
 from tl_inspect.model import Access, Cause
 

@@ -37,7 +37,7 @@ def _code_fingerprint() -> bytes:
     # the worker also judges accesses and draws up the ledger (analysis/), and both are cached with it
     for path in sorted(glob.glob(os.path.join(_PACKAGE_DIR, "inspector", "*.py"))
                        + glob.glob(os.path.join(_PACKAGE_DIR, "analysis", "*.py"))
-                       + [os.path.join(_PACKAGE_DIR, name) for name in ("ir.py", "model.py")]):
+                       + [os.path.join(_PACKAGE_DIR, name) for name in ("indexing.py", "ir.py", "model.py")]):
         with open(path, "rb") as f:
             digest.update(f.read())
     return digest.digest()
