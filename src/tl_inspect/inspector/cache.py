@@ -20,7 +20,7 @@ from importlib import metadata
 
 from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import inputs
-from tl_inspect.inspector.worker import Job
+from tl_inspect.inspector.job import Job
 from tl_inspect.model import FileResult
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
