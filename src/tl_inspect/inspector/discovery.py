@@ -2,8 +2,8 @@
 and autotuners, each factory once per case of `TL_INSPECT_CASES` (or of the configuration), with the
 file and line their code is written at.
 
-Used by the worker, by `tl_inspect.inspect(obj)` (api.py) and by benchmarks/bench_inspect.py; the
-tilelang imports stay inside the functions, which only ever run where tilelang is loaded.
+Used by the worker, by `tl_inspect.inspect(obj)` (api.py) and by benchmarks/bench_inspect.py: only
+where tilelang is loaded.
 """
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ import re
 import sys
 from dataclasses import dataclass
 
+from tilelang import tvm
+from tilelang.autotuner.tuner import AutoTuneImpl
+from tilelang.ir import get_prim_func_span
+from tilelang.jit import JITImpl
+from tilelang.jit.kernel import JITKernel
+
 from tl_inspect.inspector.errors import describe_error, printable
+from tl_inspect.inspector.hooks import TILELANG_DIR
 from tl_inspect.inspector.job import Job
 from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
 
@@ -84,20 +91,12 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
 
 def is_kernel_object(obj) -> bool:
     """A PrimFunc, a compiled kernel, a `@tilelang.jit` factory or an autotuner."""
-    import tvm
-    from tilelang.autotuner.tuner import AutoTuneImpl
-    from tilelang.jit import JITImpl
-    from tilelang.jit.kernel import JITKernel
-
     return isinstance(obj, (tvm.tirx.PrimFunc, JITKernel, JITImpl, AutoTuneImpl))
 
 
 def specs_of(name: str, obj, cases, all_configs: bool = False) -> tuple[list[KernelSpec], int, str | None]:
     """The kernels `obj` gives under `name`, the line that defines it, and a note when a factory has
     no arguments to be called with."""
-    import tvm
-    from tilelang.jit.kernel import JITKernel
-
     if isinstance(obj, tvm.tirx.PrimFunc):
         return [KernelSpec(name, "prim_func", _fixed(obj, {}), prim_func_file(obj))], prim_func_line(obj), None
     if isinstance(obj, JITKernel):
@@ -142,8 +141,6 @@ def unusable_cases(module, job: Job) -> list[tuple[str, str]]:
 
 def is_users(path: str | None) -> bool:
     """Kernels whose code lives in tilelang itself (its examples, its tests) are not the user's."""
-    from tl_inspect.inspector.hooks import TILELANG_DIR
-
     return bool(path) and not path.startswith(TILELANG_DIR)
 
 
@@ -152,9 +149,6 @@ def _fixed(prim_func, configs):
 
 
 def _factory_specs(name: str, obj, cases, all_configs: bool) -> tuple[list[KernelSpec], str | None]:
-    from tilelang.autotuner.tuner import AutoTuneImpl
-    from tilelang.jit import JITImpl
-
     missing = required_parameters(obj)
     if not cases and missing:
         return [], (f"{name}: factory needs arguments ({', '.join(missing)}); "
@@ -176,9 +170,6 @@ def _factory_specs(name: str, obj, cases, all_configs: bool) -> tuple[list[Kerne
 
 def _from_factory(obj, case: dict, config: dict):
     """Build the PrimFunc of one case lazily, so a failing factory fails only its own kernel."""
-    from tilelang.autotuner.tuner import AutoTuneImpl
-    from tilelang.jit import JITImpl
-
     def build():
         if isinstance(obj, AutoTuneImpl):
             arguments = dict(config)
@@ -246,15 +237,11 @@ def _function_lines(obj) -> range:
 
 
 def prim_func_file(prim_func) -> str | None:
-    from tilelang.ir import get_prim_func_span
-
     span = get_prim_func_span(prim_func)
     return os.path.abspath(span.source_name.name) if span is not None else None
 
 
 def prim_func_line(prim_func) -> int:
-    from tilelang.ir import get_prim_func_span
-
     span = get_prim_func_span(prim_func)
     return int(span.line) if span is not None else 0
 
