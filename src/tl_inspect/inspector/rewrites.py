@@ -18,6 +18,7 @@ from tvm.tirx.stmt_functor import ir_transform
 
 from tl_inspect.model import THREAD_ORDER, Cause
 
+
 def variant_without(func, causes: tuple):
     """The kernel with every one of `causes` removed, and the changes joined in the user's terms."""
     changes = []
