@@ -26,10 +26,11 @@ import json, os, sys, time
 started = time.perf_counter()
 import tilelang
 from tl_inspect.inspector.targets import parse_targets
-from tl_inspect.inspector.worker import Job, _import_user_file, discover
+from tl_inspect.inspector.discovery import discover, import_user_file
+from tl_inspect.inspector.job import Job
 compiled, failed = 0, []
 for target in parse_targets(sys.argv[1:]):
-    module, _ = _import_user_file(os.path.abspath(target.path))
+    module, _ = import_user_file(os.path.abspath(target.path))
     if module is None:
         continue
     specs, _ = discover(module, Job(target.path))

@@ -190,8 +190,9 @@ def _inspect_object(obj, arch: str, prove: bool, factory_args: dict):
     """Compile one kernel object in this process, the way a worker compiles a kernel it discovered."""
     from tl_inspect.deepstack import call_on_deep_stack
     from tl_inspect.inspector import Job, hooks
-    from tl_inspect.inspector.worker import (captured_output, compile_kernel, is_kernel_object,
-                                             required_parameters, specs_of, user_function)
+    from tl_inspect.inspector.capture import captured_output
+    from tl_inspect.inspector.discovery import is_kernel_object, required_parameters, specs_of, user_function
+    from tl_inspect.inspector.lowering import compile_kernel
     from tl_inspect.model import FileResult
 
     if not (is_kernel_object(obj) or callable(obj)):

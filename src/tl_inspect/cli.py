@@ -285,7 +285,7 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
         print(note, file=sys.stderr)
     try:
         if options.dump:
-            from tl_inspect.inspector.dump import write_dump
+            from tl_inspect.reports.dump import write_dump
 
             write_dump(run, options.dump)
         if options.html:

@@ -20,6 +20,9 @@ SEVERITIES = ("info", "warning", "error")
 
 VERDICTS = ("full", "cheap", "costly", "inherent", "unproven", "unexplained")
 
+# the `loop` of a transposed cause whose lanes are ordered by the thread dimensions themselves
+THREAD_ORDER = "threadIdx"
+
 
 @dataclass(frozen=True)
 class Cause:

@@ -14,13 +14,11 @@ import numpy as np
 
 from tl_inspect import ir
 from tl_inspect.analysis.facts import KernelFacts, MemRef, Unit, count, product
-from tl_inspect.analysis.indexing import (RUNTIME_VALUE, Grid, affine, aligned_run, coefficient, comparisons,
-                                          misalignment)
-from tl_inspect.model import Access, Cause
+from tl_inspect.indexing import (RUNTIME_VALUE, Grid, affine, aligned_run, coefficient, comparisons,
+                                 misalignment)
+from tl_inspect.model import THREAD_ORDER, Access, Cause
 
 MAX_VECTOR_BITS = 128
-# the `loop` of a transposed cause whose lanes are ordered by the thread dimensions themselves
-THREAD_ORDER = "threadIdx"
 
 # The closed list of causes, each with the one change that removes it (what a proof rebuilds).
 CAUSES = {

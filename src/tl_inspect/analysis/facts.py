@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from tl_inspect import ir
-from tl_inspect.analysis.indexing import Grid, flatten, opaque_loads, select_conds
+from tl_inspect.indexing import Grid, flatten, opaque_loads, select_conds
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, STAGE_VECTORIZE, KernelArtifact
 
 _GEMM_MARKERS = ("gemm", "mma")

@@ -9,7 +9,7 @@
                  an atomic, a footprint without contiguous runs)
     unexplained  costs 1.10x or more and nothing explains it (the test suite keeps fixtures free of it)
 
-`judge` runs in the worker, before the proofs; `prove` (tl_inspect.inspector.proofs) then turns
+`judge` runs first (tl_inspect.analysis.pipeline); `prove` (tl_inspect.analysis.proofs) then turns
 `unproven` into `costly` where a rebuilt kernel shows the access improve. Rules only filter the
 verdicts by the cause they own.
 """

@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from tl_inspect import ir
-from tl_inspect.analysis.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
+from tl_inspect.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
 from tl_inspect.model import Access
 
 LANE_TAG = "threadIdx.x"

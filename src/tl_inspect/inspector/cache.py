@@ -1,7 +1,7 @@
 """Reuse the inspection of a file whose code has not changed (`--no-cache` turns this off).
 
-An entry is found by the job (the file and the options) and the versions of tilelang and of
-tl-inspect's inspector and analysis code; it is used only while every input the worker recorded as it
+An entry is found by the job (the file and the options) and the versions of tilelang and of the
+tl-inspect code that made it; it is used only while every input the worker recorded as it
 read it (`inputs`: the user's Python sources, other files opened, environment variables read) is unchanged.
 Only clean results whose every input could be hashed are stored, so an error is always reproduced by
 a fresh compile.
@@ -20,7 +20,7 @@ from importlib import metadata
 
 from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import inputs
-from tl_inspect.inspector.worker import Job
+from tl_inspect.inspector.job import Job
 from tl_inspect.model import FileResult
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,15 +31,20 @@ def cache_dir() -> str:
     return os.environ.get("TL_INSPECT_CACHE_DIR") or os.path.join(base, "tl-inspect")
 
 
+# what runs only on a result, never to make one: editing a rule or a reporter keeps the cache
+_READERS_OF_RESULTS = ("rules", "reports")
+
+
 @functools.cache
 def _code_fingerprint() -> bytes:
+    """tilelang's version and every tl-inspect module a worker's result may come from: the inspector,
+    the analysis (verdicts, proofs and ledger are cached with the artefacts) and what they import."""
     digest = hashlib.sha256(metadata.version("tilelang").encode())
-    # the worker also judges accesses and draws up the ledger (analysis/), and both are cached with it
-    for path in sorted(glob.glob(os.path.join(_PACKAGE_DIR, "inspector", "*.py"))
-                       + glob.glob(os.path.join(_PACKAGE_DIR, "analysis", "*.py"))
-                       + [os.path.join(_PACKAGE_DIR, name) for name in ("ir.py", "model.py")]):
-        with open(path, "rb") as f:
-            digest.update(f.read())
+    for path in sorted(glob.glob(os.path.join(_PACKAGE_DIR, "**", "*.py"), recursive=True)):
+        name = os.path.relpath(path, _PACKAGE_DIR)
+        if name.split(os.sep)[0] not in _READERS_OF_RESULTS:
+            with open(path, "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read())
     return digest.digest()
 
 

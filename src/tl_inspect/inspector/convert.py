@@ -12,7 +12,7 @@ from tvm import tirx
 from tvm.tirx.stmt_functor import post_order_visit
 
 from tl_inspect import ir
-from tl_inspect.analysis.indexing import run_length
+from tl_inspect.indexing import run_length
 from tl_inspect.model import Layout
 
 _BINARY = {

@@ -18,7 +18,7 @@ from tilelang import tvm  # noqa: F401  (tilelang first: it puts its TVM on the 
 from tilelang.ir import get_buffer_span
 from tvm import tirx
 
-from tl_inspect.inspector.proofs import _line_of, pad_constant
+from tl_inspect.inspector.rewrites import line_of, pad_constant
 
 # shapes lowered again to find one that compiles: each costs a lowering
 MAX_TRIES = 3
@@ -120,7 +120,7 @@ def _parallel_nests(func) -> list:
                     return
                 extents.append(int(inner.extent.value))
                 inner = inner.body
-            nests.append((tuple(extents), _line_of(stmt), inner))
+            nests.append((tuple(extents), line_of(stmt), inner))
             return
         for child in _children(stmt):
             walk(child)

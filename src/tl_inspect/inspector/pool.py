@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from tl_inspect.inspector import cache
-from tl_inspect.inspector.worker import Job
+from tl_inspect.inspector.job import Job
 from tl_inspect.model import FileResult, KernelArtifact
 
 DEFAULT_TIMEOUT_SECONDS = 120.0

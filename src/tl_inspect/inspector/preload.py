@@ -3,4 +3,4 @@
 import tilelang  # noqa: F401  (must come before tvm)
 import tvm  # noqa: F401
 
-from tl_inspect.inspector import accesses, convert, hooks, linemap, proofs, worker  # noqa: F401
+from tl_inspect.inspector import accesses, convert, hooks, linemap, lowering, rewrites, worker  # noqa: F401

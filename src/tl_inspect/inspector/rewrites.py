@@ -1,10 +1,8 @@
-"""Proofs by recompiling: rebuild a kernel with one cause removed and look at the access again.
-
-The TileLang book's method ("change N to a divisible value; if uint4 appears, that was the cause"),
-done on the frontend PrimFunc in memory: no source edit, no re-import, no factory call, so it works
-for `add_2047 = add(2047)` as well as for factory cases. Each variant is lowered without nvcc like
-the kernel itself; the access is found again by its Python line, buffer and direction, and the
-proof holds when it became wider or its lanes came closer together.
+"""Rewrites of a kernel's frontend PrimFunc that remove one cause of a narrow or uncoalesced access: pad a
+constant, assume a divisibility, launch other threads, swap loops, shift an index, drop a layout,
+vectorize a loop. Done in memory: no source edit, no re-import, no factory call, so it works for
+`add_2047 = add(2047)` as well as for factory cases. `lowering` lowers the rewritten kernel again for
+the proofs (tl_inspect.analysis.proofs).
 
 Runs inside the worker only (it needs tilelang).
 """
@@ -18,93 +16,10 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stm
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
 
-from tl_inspect.analysis.causes import THREAD_ORDER
-from tl_inspect.analysis.cost import COSTLY, access_cost
-from tl_inspect.analysis.verdicts import cause_key, improved, regroup, with_proof
-from tl_inspect.model import Cause, Proof
-
-# variants beyond this many per kernel are not built: proofs must stay a small part of a run
-MAX_PROOFS_PER_KERNEL = 6
-# causes of one access tried in turn when the first does not prove out (a tail guard may hide one
-# element per thread)
-MAX_CAUSES_TRIED = 3
+from tl_inspect.model import THREAD_ORDER, Cause
 
 
-def prove(prim_func, accesses: tuple, lower_variant, source: str) -> tuple:
-    """`accesses` with every `unproven` cause instance tried: its causes in order, until a rebuilt
-    kernel shows the accesses improve. `lower_variant(func)` lowers a rebuilt PrimFunc and returns
-    (CUDA source, accesses)."""
-    cuda = source.splitlines()
-    groups: dict = {}
-    for a in accesses:
-        # a cause that could not slow the kernel down by COSTLY is never reported: not worth a rebuild
-        if a.verdict == "unproven" and a.group is not None and (a.kernel_cost or 1.0) >= COSTLY:
-            groups.setdefault(a.group, []).append(a)
-    proven: dict = {}
-    built_count = 0
-    for members in groups.values():
-        causes = members[0].causes[:MAX_CAUSES_TRIED]
-        # two causes may each hold the access back (a tail guard over one element per thread): then
-        # only removing both shows it
-        for tried in [(cause,) for cause in causes] + ([tuple(causes[:2])] if len(causes) > 1 else []):
-            if built_count >= MAX_PROOFS_PER_KERNEL:
-                break
-            built = _variant_without(prim_func, tried)
-            if built is None:
-                continue
-            cause = tried[0]
-            built_count += 1
-            func, change = built
-            try:
-                after_source, after = lower_variant(func)
-            except Exception:  # noqa: BLE001 - a variant that does not compile proves nothing
-                continue
-            found = {id(a): (_own(a, cause), *result) for a in members
-                     if (result := _proof(a, cause, change, cuda, after_source.splitlines(), after)) is not None}
-            if found:
-                proven.update(found)
-                break
-    return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses))
-
-
-def _own(access, cause: Cause) -> Cause:
-    """The member's own cause of the instance a proof removed: the buffer and index its message names
-    are its own (the B load's rows, not the A load's)."""
-    return next((c for c in access.causes if cause_key(c) == cause_key(cause)), cause)
-
-
-def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tuple):
-    """The proof for one access if the rebuilt kernel moves it wider or with neighbouring threads
-    closer together, else None."""
-    # a statement lowering rebuilds (a cast split into copy loops) maps to its loop header instead
-    lines = {access.line, cause.loop_line, access.cause.loop_line} - {None}
-    same = [b for b in after if (b.buffer, b.kind) == (access.buffer, access.kind)]
-    found = [b for b in same if b.line in lines] or [b for b in same if b.line is None]
-    if not found:
-        return None
-    best = max(found, key=lambda b: (b.bits, -(b.lane_stride_bytes or 0)))
-    proof = Proof(change=change, cuda_before=_line(cuda, access.cuda_lines, access.buffer),
-                  cuda_after=_line(after_cuda, best.cuda_lines, access.buffer), bits_before=access.bits,
-                  bits_after=best.bits, stride_before=access.lane_stride_bytes,
-                  stride_after=best.lane_stride_bytes)
-    if not improved(proof):
-        return None
-    # what the access still costs once the cause is gone (lanes may stay apart after a wider access)
-    measured = access_cost(best)
-    return proof, measured.factor if measured is not None else 1.0
-
-
-def _line(cuda: list, numbers: tuple, buffer: str) -> str:
-    """The access's CUDA line: the first of its lines, else the first line indexing its buffer."""
-    for n in numbers:
-        if 0 < n <= len(cuda) and cuda[n - 1].strip():
-            return cuda[n - 1].strip()
-    return next((text.strip() for text in cuda if f"{buffer}[" in text or f"({buffer} +" in text), "")
-
-
-# ---------------------------------------------------------------- variants
-
-def _variant_without(func, causes: tuple):
+def variant_without(func, causes: tuple):
     """The kernel with every one of `causes` removed, and the changes joined in the user's terms."""
     changes = []
     for cause in causes:
@@ -221,7 +136,7 @@ def swap_parallel_nest(func, line: int):
 
     def post(node):
         if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL and isinstance(node.body, tirx.For)
-                and node.body.kind == tirx.ForKind.PARALLEL and _line_of(node) == line and not swapped):
+                and node.body.kind == tirx.ForKind.PARALLEL and line_of(node) == line and not swapped):
             inner = node.body
             swapped.append(True)
             moved = _keep(tirx.For(node.loop_var, node.min, node.extent, node.kind, inner.body,
@@ -299,7 +214,7 @@ def _holds_line(node, line: int) -> bool:
     found = []
 
     def visit(inner):
-        if isinstance(inner, tirx.BufferStore) and _line_of(inner) == line:
+        if isinstance(inner, tirx.BufferStore) and line_of(inner) == line:
             found.append(inner)
 
     tirx.stmt_functor.post_order_visit(node, visit)
@@ -324,7 +239,8 @@ def _keep(new, old):
     return new
 
 
-def _line_of(node) -> int | None:
+def line_of(node) -> int | None:
+    """The Python line of a TIR statement, None when tilelang kept no span for it."""
     span = get_stmt_span(node)
     return int(span.line) if span is not None else None
 

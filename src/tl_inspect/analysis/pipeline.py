@@ -1,0 +1,19 @@
+"""The one place a kernel's verdicts are made, in order: judged from its artefact, proven by rebuilding
+the kernel without each cause (when the caller can rebuild it), then accounted for in the ledger."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tl_inspect.analysis import ledger, proofs, verdicts
+from tl_inspect.model import KernelArtifact
+
+
+def analyse(artifact: KernelArtifact, rebuild=None) -> KernelArtifact:
+    """`artifact` with its judged (and, given `rebuild`, proven) accesses and its ledger. `rebuild` is
+    the inspector's re-lowering of the kernel without some causes (see `proofs.prove`)."""
+    accesses = verdicts.judge(artifact)
+    if rebuild is not None:
+        accesses = proofs.prove(accesses, artifact.source, rebuild)
+    artifact = replace(artifact, accesses=accesses)
+    return replace(artifact, ledger=ledger.account(artifact))

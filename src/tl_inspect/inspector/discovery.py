@@ -1,0 +1,247 @@
+"""Find the kernels of an imported user file: PrimFuncs, compiled kernels, `@tilelang.jit` factories
+and autotuners, each factory once per case of `TL_INSPECT_CASES` (or of the configuration), with the
+file and line their code is written at.
+
+Used by the worker, by `tl_inspect.inspect(obj)` (api.py) and by benchmarks/bench_inspect.py: only
+where tilelang is loaded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+from tilelang import tvm
+from tilelang.autotuner.tuner import AutoTuneImpl
+from tilelang.ir import get_prim_func_span
+from tilelang.jit import JITImpl
+from tilelang.jit.kernel import JITKernel
+
+from tl_inspect.inspector.errors import describe_error, printable
+from tl_inspect.inspector.hooks import TILELANG_DIR
+from tl_inspect.inspector.job import Job
+from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
+
+CASES_VARIABLE = "TL_INSPECT_CASES"
+
+@dataclass
+class KernelSpec:
+    name: str
+    discovered_as: str
+    build: object  # () -> (PrimFunc, pass_configs)
+    source_file: str  # absolute path of the file that defines the kernel's code
+    factory: str = ""
+    case: tuple = ()  # (name, str(value)) of the arguments it was built with
+
+
+
+def import_user_file(user_file: str):
+    """Execute the user's file as a module named so that its `__main__` block does not run."""
+    directory = os.path.dirname(user_file)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    name = "tl_inspect_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(user_file))[0])
+    spec = importlib.util.spec_from_file_location(name, user_file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
+    except MemoryError as exc:
+        # the module's names hold what it allocated: drop them all, or nothing more can be done
+        vars(module).clear()
+        return None, describe_error(exc, user_file, "while importing the module")
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
+        # names bound before the failure stay in the module: inspect them and report the error
+        return module, describe_error(exc, user_file, "while importing the module")
+    return module, (None, None)
+
+
+def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
+    cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+             for name, value in {**(getattr(module, CASES_VARIABLE, None) or {}), **job.cases}.items()}
+    if job.only and job.args:
+        cases[job.only] = [job.args]
+    specs: list[tuple[int, KernelSpec]] = []
+    notes: list[str] = []
+    seen: set[int] = set()
+    unspecialised: list[tuple] = []
+    for name, obj in list(vars(module).items()):
+        if name.startswith("__") or id(obj) in seen or (job.only and name != job.only):
+            continue
+        if not (is_kernel_object(obj) or (callable(obj) and name in cases)):
+            continue
+        found, line, note = specs_of(name, obj, cases.get(name), job.all_configs)
+        if note:
+            unspecialised.append((obj, note))
+        seen.add(id(obj))
+        specs.extend((line, spec) for spec in found if is_users(spec.source_file))
+    # a factory already called at module level (`k = factory(4096)`) needs no cases
+    specialised = {(spec.source_file, line) for line, spec in specs}
+    notes.extend(note for obj, note in unspecialised if not any(
+        file == _function_file(obj) and line in _function_lines(obj) for file, line in specialised))
+    specs.sort(key=lambda item: item[0])
+    return [s for _, s in specs], notes
+
+
+def is_kernel_object(obj) -> bool:
+    """A PrimFunc, a compiled kernel, a `@tilelang.jit` factory or an autotuner."""
+    return isinstance(obj, (tvm.tirx.PrimFunc, JITKernel, JITImpl, AutoTuneImpl))
+
+
+def specs_of(name: str, obj, cases, all_configs: bool = False) -> tuple[list[KernelSpec], int, str | None]:
+    """The kernels `obj` gives under `name`, the line that defines it, and a note when a factory has
+    no arguments to be called with."""
+    if isinstance(obj, tvm.tirx.PrimFunc):
+        return [KernelSpec(name, "prim_func", _fixed(obj, {}), prim_func_file(obj))], prim_func_line(obj), None
+    if isinstance(obj, JITKernel):
+        configs = dict(obj.pass_configs or {})
+        spec = KernelSpec(name, "jit_kernel", _fixed(obj.prim_func, configs), prim_func_file(obj.prim_func))
+        return [spec], prim_func_line(obj.prim_func), None
+    found, note = _factory_specs(name, obj, cases, all_configs)
+    return found, _function_line(obj), note
+
+
+def check_names(module, job: Job) -> str | None:
+    """The error of the whole file: a malformed TL_INSPECT_CASES, or a FILE.py::NAME that names nothing."""
+    cases = getattr(module, CASES_VARIABLE, None)
+    if cases is not None and not isinstance(cases, dict):
+        return (f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts "
+                f"(or to one dict, with an optional {SWEEP_KEY!r}: {{NAME: [values]}})")
+    for name, value in (cases or {}).items():
+        try:
+            expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+        except ValueError as exc:
+            return str(exc)
+    if job.only and not hasattr(module, job.only):
+        return f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file"
+    return None
+
+
+
+def unusable_cases(module, job: Job) -> list[tuple[str, str]]:
+    """(name, error) of each case entry naming nothing or something that cannot be called: one
+    mistyped name costs its own cases, the file's other kernels are still inspected."""
+    found = []
+    for name in dict.fromkeys([*(getattr(module, CASES_VARIABLE, None) or {}), *job.cases]):
+        where = f"{CASES_VARIABLE} entry {name!r}"
+        if job.only and name != job.only:
+            continue
+        if not hasattr(module, name):
+            found.append((name, f"{where}: no kernel or factory named {name!r} in this file"))
+        elif not callable(getattr(module, name)):
+            found.append((name, f"{where}: {name!r} is a {type(getattr(module, name)).__name__}, not a factory"))
+    return found
+
+
+def is_users(path: str | None) -> bool:
+    """Kernels whose code lives in tilelang itself (its examples, its tests) are not the user's."""
+    return bool(path) and not path.startswith(TILELANG_DIR)
+
+
+def _fixed(prim_func, configs):
+    return lambda: (prim_func, configs)
+
+
+def _factory_specs(name: str, obj, cases, all_configs: bool) -> tuple[list[KernelSpec], str | None]:
+    missing = required_parameters(obj)
+    if not cases and missing:
+        return [], (f"{name}: factory needs arguments ({', '.join(missing)}); "
+                    f"add {CASES_VARIABLE} = {{{name!r}: [{{...}}]}} or use FILE.py::{name} -a NAME=VALUE")
+    kind = ("autotune" if isinstance(obj, AutoTuneImpl) else
+            "jit_factory" if isinstance(obj, JITImpl) else "factory")
+    specs = []
+    for case in cases or [{}]:
+        # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config, or each one.
+        configs = _configs(obj, case) if kind == "autotune" else [{}]
+        for config in configs if all_configs else configs[:1]:
+            arguments = {k: v for k, v in config.items() if k != "pass_configs"}
+            shown = {**case, **arguments} if all_configs else case
+            label = f"{name}[{case_label(shown)}]" if shown else name
+            specs.append(KernelSpec(label, kind, _from_factory(obj, case, config), _function_file(obj),
+                                    factory=name, case=tuple((k, str(v)) for k, v in shown.items())))
+    return specs, None
+
+
+def _from_factory(obj, case: dict, config: dict):
+    """Build the PrimFunc of one case lazily, so a failing factory fails only its own kernel."""
+    def build():
+        if isinstance(obj, AutoTuneImpl):
+            arguments = dict(config)
+            extra = dict(arguments.pop("pass_configs", None) or {})
+            impl = obj.jit_impl
+            return impl.get_tir(**{**arguments, **case}), {**(impl.pass_configs or {}), **extra}
+        if isinstance(obj, JITImpl):
+            # get_tir builds the PrimFunc without compiling and drops the factory's pass_configs
+            return obj.get_tir(**case), dict(obj.pass_configs or {})
+        result = obj(**case)
+        if hasattr(result, "prim_func"):
+            return result.prim_func, dict(getattr(result, "pass_configs", None) or {})
+        return result, {}
+
+    return build
+
+
+def _configs(autotuner, case: dict) -> list:
+    configs = autotuner.configs(**case) if callable(autotuner.configs) else autotuner.configs
+    return [dict(config) for config in configs] or [{}]
+
+
+def required_parameters(obj) -> list[str]:
+    """Names a factory needs values for: its parameters without defaults, or an eager kernel's T.const names."""
+    func = user_function(obj)
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        source = ""
+    constants = re.findall(r"T\.const\(\s*[\"']([^\"']+)[\"']", source)
+    if constants:
+        return [name.strip() for group in constants for name in group.split(",") if name.strip()]
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    tuned = set(obj.configs[0]) if isinstance(getattr(obj, "configs", None), (list, tuple)) and obj.configs else set()
+    return [p.name for p in params
+            if p.default is inspect.Parameter.empty and p.name not in tuned
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def user_function(obj):
+    impl = getattr(obj, "jit_impl", obj)
+    func = getattr(impl, "func", impl)
+    return getattr(func, "orig_func", func)
+
+
+def _function_file(obj) -> str | None:
+    code = getattr(user_function(obj), "__code__", None)
+    return os.path.abspath(code.co_filename) if code else None
+
+
+def _function_line(obj) -> int:
+    code = getattr(user_function(obj), "__code__", None)
+    return code.co_firstlineno if code else 0
+
+
+def _function_lines(obj) -> range:
+    try:
+        lines, first = inspect.getsourcelines(user_function(obj))
+    except (OSError, TypeError):
+        return range(0)
+    return range(first, first + len(lines))
+
+
+def prim_func_file(prim_func) -> str | None:
+    span = get_prim_func_span(prim_func)
+    return os.path.abspath(span.source_name.name) if span is not None else None
+
+
+def prim_func_line(prim_func) -> int:
+    span = get_prim_func_span(prim_func)
+    return int(span.line) if span is not None else 0
+

@@ -1,0 +1,18 @@
+"""What one worker is asked to do: one user file and the options it is inspected with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str  # as the user gave it
+    arch: str = "sm_90"
+    run_nvcc: bool = False
+    prove: bool = True  # rebuild each kernel without each cause of a costly access (proofs)
+    only: str | None = None  # FILE.py::NAME
+    args: dict = field(default_factory=dict)  # -a NAME=VALUE for FILE.py::factory
+    cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...] from the configuration
+    all_configs: bool = False  # an autotuner gives one kernel per config, not only its first
+    skip: tuple = ()  # kernels an earlier worker for this file compiled or crashed on

@@ -1,0 +1,175 @@
+"""Compile one kernel for CUDA without a GPU and keep what the compiler made: the TIR after each stage
+that matters, the CUDA as users read it with its line map, the layouts and the global accesses. No
+analysis happens here: the artefact goes to `tl_inspect.analysis.pipeline.analyse` with a `rebuild`
+callable, by which the proofs lower the kernel again without a cause.
+
+Runs inside the worker, or in the caller's process for `tl_inspect.inspect(obj)` (it needs tilelang).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+
+import tilelang
+import tvm
+from tvm.ir.instrument import pass_instrument
+from tvm.target import Target
+
+from tl_inspect import ir
+from tl_inspect.analysis.pipeline import analyse
+from tl_inspect.inspector import accesses, convert, hooks, rewrites
+from tl_inspect.inspector.capture import Capture
+from tl_inspect.inspector.discovery import KernelSpec, is_users, prim_func_file, prim_func_line
+from tl_inspect.inspector.errors import describe_error, printable, split_diagnostics
+from tl_inspect.inspector.job import Job
+from tl_inspect.inspector.layout_failure import explain_no_layout
+from tl_inspect.inspector.linemap import build_line_map
+from tl_inspect.inspector.nvcc import ptxas_usage
+from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE, KernelArtifact
+
+NO_LAYOUT = "no available layout found"  # tl.LayoutInference's message, explained by layout_failure
+
+
+def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifact:
+    """The kernel's artefact with its verdicts and ledger, or an error artefact: one bad kernel must not
+    lose the others."""
+    started = time.perf_counter()
+    user_file = spec.source_file
+    base = dict(name=spec.name, file=_shown(job, user_file), arch=job.arch, discovered_as=spec.discovered_as,
+                line=None, factory=spec.factory, case=spec.case)
+    prim_func = None
+    try:
+        prim_func, pass_configs = spec.build()
+        # a factory may build its kernel in a module of its own (a library the cases file imports): the
+        # kernel's lines are in the file its `@T.prim_func` is written in
+        written_in = prim_func_file(prim_func)
+        if written_in and written_in != user_file and is_users(written_in):
+            user_file = written_in
+            base["file"] = _shown(job, user_file)
+        base["line"] = prim_func_line(prim_func) or None
+        artifact, rebuild = _lower(prim_func, pass_configs, job, user_file, base, capture)
+        return analyse(artifact, rebuild if job.prove else None)
+    except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
+        if isinstance(exc, MemoryError):
+            traceback.clear_frames(exc.__traceback__)  # their locals hold what the factory allocated
+        _, err_text = capture.since_mark()
+        error, error_line = describe_error(exc, user_file, "while compiling")
+        detail = ""
+        if prim_func is not None and NO_LAYOUT in str(exc):
+            explained = _explain_no_layout(prim_func, pass_configs, spec, job)
+            if explained is not None:
+                error = printable(f"{type(exc).__name__}: {explained.summary} (while compiling)")
+                error_line = explained.line or error_line
+                detail = "\n".join(printable(line) for line in explained.detail.splitlines())
+        return KernelArtifact(**base, status="error", error=error, error_line=error_line, error_detail=detail,
+                              warnings=split_diagnostics(err_text),
+                              compile_ms=(time.perf_counter() - started) * 1e3)
+
+
+def _explain_no_layout(prim_func, pass_configs: dict, spec: KernelSpec, job: Job):
+    target = hooks.cuda_target(job.arch)
+
+    def lowers(func) -> bool:
+        try:
+            with tvm.transform.PassContext(opt_level=3, config=pass_configs), Target(target):
+                tilelang.lower(func, target=target)
+        except Exception:  # noqa: BLE001 - any failure means this shape does not compile either
+            return False
+        return True
+
+    case = {name: _literal(value) for name, value in spec.case}
+    return explain_no_layout(prim_func, case, lowers)
+
+
+def _literal(text: str):
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _shown(job: Job, path: str) -> str:
+    """A file as the user named it, else relative to the working directory."""
+    return job.path if os.path.abspath(job.path) == path else os.path.relpath(path)
+
+
+def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: Capture) -> tuple:
+    """(the kernel's artefact before any analysis, the `rebuild` callable its proofs lower variants with)."""
+    after = {"tl.LayoutInference": STAGE_LAYOUT, "tl.VectorizeLoop": STAGE_VECTORIZE}
+    kept: dict = {}
+
+    @pass_instrument
+    class KeepAfter:
+        def run_after_pass(self, mod, info):
+            if info.name in after:
+                kept[after[info.name]] = mod
+
+    # from here fd 1 holds the layout visualisation only, not what the user's factory printed
+    capture.mark(streams=(1,))
+    started = time.perf_counter()
+    target = hooks.cuda_target(job.arch)
+    lines_config = {**pass_configs, "tl.emit_line_directives": True}
+    config = {**lines_config, "tl.layout_visualization_enable": True, "tl.layout_visualization_formats": "txt"}
+    with tvm.transform.PassContext(opt_level=3, config=config, instruments=[KeepAfter()]), Target(target):
+        compiled = tilelang.lower(prim_func, target=target)
+    compile_ms = (time.perf_counter() - started) * 1e3
+    layout_text, err_text = capture.since_mark()
+
+    spans = convert.SpanFilter(user_file)
+    snapshots = {STAGE_FRONTEND: convert.convert_module(STAGE_FRONTEND, prim_func, spans)}
+    for stage, mod in kept.items():
+        snapshots[stage] = convert.convert_module(stage, mod, spans)
+    snapshots[STAGE_DEVICE] = convert.convert_module(STAGE_DEVICE, compiled.device_mod, spans)
+    source, line_map, found = _device_view(compiled.kernel_source, snapshots, spans, base["line"])
+    ptxas = ptxas_usage(source, job.arch) if job.run_nvcc else None
+    artifact = KernelArtifact(
+        **base, source=source, source_with_directives=compiled.kernel_source, line_map=line_map,
+        snapshots=snapshots, accesses=found,
+        layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
+        layout_text=layout_text, warnings=split_diagnostics(err_text), compile_ms=compile_ms, ptxas=ptxas,
+    )
+
+    def rebuild(causes: tuple):
+        """None when no rewrite removes `causes`; else (the change in the user's terms, (CUDA source,
+        accesses) of the kernel lowered without them, or None when that kernel does not compile)."""
+        built = rewrites.variant_without(prim_func, causes)
+        if built is None:
+            return None
+        func, change = built
+        try:
+            with tvm.transform.PassContext(opt_level=3, config=lines_config), Target(target):
+                variant = tilelang.lower(func, target=target)
+            # the rebuilt kernel keeps the frontend's lines and tile operators: only its device code is new
+            views = {STAGE_FRONTEND: snapshots[STAGE_FRONTEND],
+                     STAGE_DEVICE: convert.convert_module(STAGE_DEVICE, variant.device_mod, spans, script=False)}
+            variant_source, _, variant_accesses = _device_view(variant.kernel_source, views, spans, base["line"])
+        except Exception:  # noqa: BLE001 - a variant that does not compile proves nothing
+            return change, None
+        return change, (variant_source, variant_accesses)
+
+    return artifact, rebuild
+
+
+def _device_view(with_directives: str, snapshots: dict, spans, def_line) -> tuple:
+    """(CUDA source as users see it, its line map, the global accesses of the device code)."""
+    buffer_lines = {name: info.line for snap in snapshots.values() for func in snap.funcs
+                    for name, info in func.buffers.items() if info.line}
+    buffer_dtypes = {name: info.dtype for snap in snapshots.values() for func in snap.funcs
+                     for name, info in func.buffers.items()}
+    gemm_lines = [stmt.line for stmt, _ in ir.walk(snapshots[STAGE_FRONTEND].funcs[0].body)
+                  if isinstance(stmt, ir.Eval) and stmt.line and (ir.tile_op(stmt.expr) or "").startswith("gemm")]
+    source, line_map = build_line_map(with_directives, spans.is_user_file, def_line, buffer_lines, gemm_lines)
+    found = accesses.global_accesses(snapshots[STAGE_DEVICE], source, line_map, buffer_dtypes,
+                                     _global_copy_lines(snapshots[STAGE_FRONTEND]))
+    return source, line_map, found
+
+
+def _global_copy_lines(frontend) -> dict:
+    """Global buffer -> line of the `T.copy` that moves it, for buffers exactly one `T.copy` moves."""
+    lines: dict = {}
+    func = frontend.funcs[0]
+    for stmt, _ in ir.walk(func.body):
+        if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) == "copy" and stmt.line:
+            for region in ir.regions(stmt.expr):
+                if func.scope_of(region.buffer) == "global":
+                    lines.setdefault(region.buffer, set()).add(stmt.line)
+    return {buffer: found.pop() for buffer, found in lines.items() if len(found) == 1}
