@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect.analysis.kernel import Buffer, Reduce
+from tl_inspect.analysis.kernel import Buffer
+from tl_inspect.analysis.statements import Reduce
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 SUM_REDUCTIONS = ("sum", "abssum")

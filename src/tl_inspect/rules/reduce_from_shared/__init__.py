@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tl_inspect.analysis.initialization import WRITE
-from tl_inspect.analysis.kernel import Copy, Reduce
+from tl_inspect.analysis.statements import Copy, Reduce
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 
