@@ -9,14 +9,18 @@ rule that owns a cause renders it.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tl_inspect import ir
-from tl_inspect.analysis.facts import KernelFacts, MemRef, Unit, count, product
+from tl_inspect.analysis.units import MemRef, Unit, count, product
 from tl_inspect.indexing import (RUNTIME_VALUE, Grid, affine, aligned_run, coefficient, comparisons,
                                  misalignment)
 from tl_inspect.model import THREAD_ORDER, Access, Cause
+
+if TYPE_CHECKING:
+    from tl_inspect.analysis.kernel import KernelModel
 
 MAX_VECTOR_BITS = 128
 
@@ -54,7 +58,7 @@ INHERENT_REASONS = {
 class UnitPlan:
     """Footprints and index shapes of one unit, to judge its global accesses."""
 
-    def __init__(self, facts: KernelFacts, unit: Unit):
+    def __init__(self, facts: KernelModel, unit: Unit):
         self.facts = facts
         self.unit = unit
         self.grid = Grid(unit.loops, facts.env())
@@ -218,7 +222,7 @@ class UnitPlan:
         """A store whose index does not advance with the lane variable: tilelang scalarizes the loop."""
         if self.unit.kind != "parallel":
             return []
-        stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + self.unit.local_stores
+        stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + list(self.unit.local_stores)
         return [Cause("invariant-store", buffer=buffer, index=f"{buffer}[{', '.join(ir.render(i) for i in indices)}]",
                       index_line=self.unit.line,
                       loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "")
@@ -257,7 +261,7 @@ class UnitPlan:
             found.append((Cause(kind, buffer=ref.buffer, index=ref.text, index_line=ref.line,
                                 stride=abs(coeff) if coeff else None,
                                 loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "",
-                                threads=self.facts.threads), fixable))
+                                threads=self.facts.thread_count), fixable))
         return found
 
     def _fragment_causes(self, width: int, apart: bool = False) -> list:
@@ -276,7 +280,7 @@ class UnitPlan:
             for other in self.facts.units:
                 if other is self.unit or fragment not in other.fragments:
                     continue
-                other_plan = plan_of(self.facts, other)
+                other_plan = self.facts.plan(other)
                 limiters = other_plan._limiters()
                 if any(not fixable for _, fixable in limiters):
                     continue  # the layout comes from a genuinely scalar loop (a gather)
@@ -332,7 +336,7 @@ class UnitPlan:
         unit = self.unit
         if unit.kind == "thread":
             return self._explicit_thread_causes(width)
-        threads = self.facts.threads
+        threads = self.facts.thread_count
         total = product(e for _, e in unit.loops)
         if not total or total % (threads * width) == 0:
             return []
@@ -352,7 +356,7 @@ class UnitPlan:
                           lane_var=unit.serial_var)]
         if self.inner in self.facts.thread_vars:
             return [Cause("few-per-thread", width=width, loop="", loop_line=unit.line, lane_var=self.inner,
-                          threads=self.facts.threads, elements=1)]
+                          threads=self.facts.thread_count, elements=1)]
         return []
 
 
@@ -371,7 +375,7 @@ class UnitPlan:
             across, along = coefficient(poly, x), coefficient(poly, y)
             if across not in (None, 0, 1, -1) and along in (1, -1):
                 return Cause("transposed", buffer=ref.buffer, index=ref.text, index_line=ref.line, stride=abs(across),
-                             lane_var=x, loop=THREAD_ORDER, loop_line=self.unit.line, threads=self.facts.threads)
+                             lane_var=x, loop=THREAD_ORDER, loop_line=self.unit.line, threads=self.facts.thread_count)
         return None
 
 
@@ -381,9 +385,3 @@ def _misaligned_rows(ref: MemRef, lanes: int) -> bool:
         return False  # a single row: its offset is judged with the rest of the index
     row = ref.shape[-1]
     return not isinstance(row, int) or row % lanes != 0
-
-
-def plan_of(facts: KernelFacts, unit: Unit) -> UnitPlan:
-    if id(unit) not in facts.plans:
-        facts.plans[id(unit)] = UnitPlan(facts, unit)
-    return facts.plans[id(unit)]
