@@ -26,6 +26,7 @@ BINARY_OPS = frozenset(
     {"add", "sub", "mul", "div", "floordiv", "floormod", "mod", "min", "max",
      "eq", "ne", "lt", "le", "gt", "ge", "and", "or"}
 )
+INTEGER_DTYPES = ("int", "uint")
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "floormod": "%",
             "mod": "%", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
             "and": "and", "or": "or"}
@@ -261,7 +262,7 @@ def render(expr) -> str:
         value = expr[1]
         return str(int(value)) if float(value).is_integer() else repr(value)
     if head == "load":
-        return f"{expr[1]}[{', '.join(render(i) for i in expr[2])}]"
+        return render_access(expr[1], expr[2])
     if head == "ramp":
         base = render(expr[1])
         return f"{base}:{base} + {expr[3]}" if int_value(expr[2]) == 1 else (
@@ -270,7 +271,7 @@ def render(expr) -> str:
         return f"T.Broadcast({render(expr[1])}, {expr[2]})"
     if head == "cast":
         # index arithmetic is widened to int64 by lowering: the user never wrote those casts
-        return render(expr[2]) if expr[1].startswith(("int", "uint")) else f"T.Cast({expr[1]!r}, {render(expr[2])})"
+        return render(expr[2]) if expr[1].startswith(INTEGER_DTYPES) else f"T.Cast({expr[1]!r}, {render(expr[2])})"
     if head == "select":
         return f"T.if_then_else({render(expr[1])}, {render(expr[2])}, {render(expr[3])})"
     if head == "call":
@@ -284,7 +285,7 @@ def render(expr) -> str:
         left = _operand(expr[1], level)
         # at equal precedence the right operand keeps its parentheses unless regrouping cannot change
         # the value: a + (b - c) == a + b - c, a * (b * c) == a * b * c, but a * (b // c) != a * b // c
-        right_head = _strip_int_casts(expr[2])[0]
+        right_head = uncast(expr[2], INTEGER_DTYPES)[0]
         regroupable = right_head == head and head in ("add", "mul", "and", "or") or (
             head == "add" and right_head == "sub")
         right = render(expr[2])
@@ -294,17 +295,23 @@ def render(expr) -> str:
     return str(expr[1])
 
 
+def render_access(buffer: str, indices) -> str:
+    """`buf[i, j]`: an element of a buffer as the user would index it."""
+    return f"{buffer}[{', '.join(render(i) for i in indices)}]"
+
+
 _PRECEDENCE = {"or": 1, "and": 2, "not": 3, "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4,
                "add": 5, "sub": 5, "mul": 6, "div": 6, "floordiv": 6, "floormod": 6, "mod": 6}
 
 
 def _operand(expr, level: int) -> str:
     text = render(expr)
-    return f"({text})" if _PRECEDENCE.get(_strip_int_casts(expr)[0], 99) < level else text
+    return f"({text})" if _PRECEDENCE.get(uncast(expr, INTEGER_DTYPES)[0], 99) < level else text
 
 
-def _strip_int_casts(expr):
-    while expr[0] == "cast" and expr[1].startswith(("int", "uint")):
+def uncast(expr, dtypes: tuple = ("",)):
+    """`expr` without the casts around it, of every dtype or only of those starting with `dtypes`."""
+    while expr[0] == "cast" and expr[1].startswith(dtypes):
         expr = expr[2]
     return expr
 
@@ -423,7 +430,7 @@ def regions(expr) -> list:
 
 def render_store(store: Store, limit: int = 90) -> str:
     """`O[i] += X[i, j]` for an accumulation, `m[i] = T.max(m[i], x[i, j])` for any other store."""
-    target = f"{store.buffer}[{', '.join(render(i) for i in store.indices)}]"
+    target = render_access(store.buffer, store.indices)
     value = store.value
     text = f"{target} = {render(value)}"
     if value[0] == "add":

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from tl_inspect import ir
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND
-from tl_inspect.rules.base import Rule, RuleContext
+from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 # CUDA's limits on every architecture tilelang targets (CUDA C++ Programming Guide, "Technical
 # Specifications per Compute Capability")
@@ -94,26 +97,16 @@ class LaunchLimitExceeded(Rule):
         if kernel_line is None:
             return
         extents = {tag: ir.int_value(extent) for tag, extent in func.launch.items()}
+        evidence = [f"device launch: {_render_launch(extents)}"]
         for tag, limit in MAX_GRID.items():
             if (extents.get(tag) or 0) > limit:
-                ctx.report(kernel_line, f"The grid has {extents[tag]} blocks along {tag[-1]} (`{tag}`), over "
-                                        f"CUDA's limit of {limit}: the kernel compiles, but every launch fails "
-                                        f"with {LAUNCH_ERROR}",
-                           fix=FIX_GRID, evidence=[f"device launch: {_render_launch(extents)}"])
-        threads = 1
+                ctx.report(kernel_line, GridTooLarge(tag, extents[tag], limit), evidence=evidence)
         for tag, limit in MAX_BLOCK.items():
-            threads *= extents.get(tag) or 1
             if (extents.get(tag) or 0) > limit:
-                ctx.report(kernel_line, f"The block has {extents[tag]} threads along {tag[-1]}, over CUDA's "
-                                        f"limit of {limit}: every launch fails with {LAUNCH_ERROR}",
-                           fix=FIX_THREADS,
-                           evidence=[f"device launch: {_render_launch(extents)}"])
+                ctx.report(kernel_line, BlockAxisTooLarge(tag, extents[tag], limit), evidence=evidence)
+        threads = math.prod(extents.get(tag) or 1 for tag in MAX_BLOCK)
         if threads > MAX_THREADS_PER_BLOCK and all((extents.get(t) or 0) <= m for t, m in MAX_BLOCK.items()):
-            ctx.report(kernel_line, f"The block has {threads} threads, over CUDA's limit of "
-                                    f"{MAX_THREADS_PER_BLOCK} per block: the kernel compiles (`__launch_bounds__"
-                                    f"({threads}, 1)`), but every launch fails with {LAUNCH_ERROR}",
-                       fix=FIX_THREADS,
-                       evidence=[f"device launch: {_render_launch(extents)}"])
+            ctx.report(kernel_line, TooManyThreads(threads), evidence=evidence)
         self._check_shared(ctx, func, source, kernel_line)
 
     def _check_shared(self, ctx: RuleContext, func: ir.IRFunc, source: ir.IRFunc, kernel_line: int) -> None:
@@ -124,16 +117,79 @@ class LaunchLimitExceeded(Rule):
         listed = ", ".join(f"`{info.name}` {_kib(_bytes(info))}" for info in tiles[:4])
         evidence = [f"shared tiles: {listed}"] if listed else []
         if static > MAX_STATIC_SHARED:
-            ctx.report(line, f"The kernel declares {_kib(static)} of static `__shared__` memory, over the "
-                             f"{_kib(MAX_STATIC_SHARED)} a `__shared__` array may use: nvcc rejects it "
-                             f"('uses too much shared data')", fix=FIX_SHARED, evidence=evidence)
+            ctx.report(line, StaticSharedTooLarge(static), evidence=evidence)
         limit_kib = MAX_SHARED_KIB.get(ctx.kernel.arch.removeprefix("sm_").rstrip("af"))
         total = static + func.dyn_shared_bytes
         if limit_kib is not None and total > limit_kib * 1024:
-            ctx.report(line, f"Each block needs {_kib(total)} of shared memory, over the {limit_kib} KiB per "
-                             f"block that {ctx.kernel.arch} allows: the kernel compiles, but every launch "
-                             f"fails with {SHARED_ERROR}", fix=FIX_SHARED,
+            ctx.report(line, SharedMemoryTooLarge(total, limit_kib, ctx.kernel.arch),
                        evidence=evidence + [f"device: dyn_shared_memory_buf = {func.dyn_shared_bytes}"])
+
+
+@dataclass(frozen=True)
+class GridTooLarge(Violation):
+    tag: str  # "blockIdx.y"
+    blocks: int
+    limit: int
+
+    def message(self) -> str:
+        return (f"The grid has {self.blocks} blocks along {self.tag[-1]} (`{self.tag}`), over CUDA's limit of "
+                f"{self.limit}: the kernel compiles, but every launch fails with {LAUNCH_ERROR}")
+
+    def fix_title(self) -> str:
+        return FIX_GRID
+
+
+@dataclass(frozen=True)
+class BlockAxisTooLarge(Violation):
+    tag: str  # "threadIdx.z"
+    threads: int
+    limit: int
+
+    def message(self) -> str:
+        return (f"The block has {self.threads} threads along {self.tag[-1]}, over CUDA's limit of {self.limit}: "
+                f"every launch fails with {LAUNCH_ERROR}")
+
+    def fix_title(self) -> str:
+        return FIX_THREADS
+
+
+@dataclass(frozen=True)
+class TooManyThreads(Violation):
+    threads: int
+
+    def message(self) -> str:
+        return (f"The block has {self.threads} threads, over CUDA's limit of {MAX_THREADS_PER_BLOCK} per block: "
+                f"the kernel compiles (`__launch_bounds__({self.threads}, 1)`), but every launch fails with "
+                f"{LAUNCH_ERROR}")
+
+    def fix_title(self) -> str:
+        return FIX_THREADS
+
+
+@dataclass(frozen=True)
+class StaticSharedTooLarge(Violation):
+    size: int  # bytes of `__shared__` arrays
+
+    def message(self) -> str:
+        return (f"The kernel declares {_kib(self.size)} of static `__shared__` memory, over the "
+                f"{_kib(MAX_STATIC_SHARED)} a `__shared__` array may use: nvcc rejects it ('uses too much shared data')")
+
+    def fix_title(self) -> str:
+        return FIX_SHARED
+
+
+@dataclass(frozen=True)
+class SharedMemoryTooLarge(Violation):
+    size: int  # bytes of shared memory per block, static and dynamic
+    limit_kib: int
+    arch: str
+
+    def message(self) -> str:
+        return (f"Each block needs {_kib(self.size)} of shared memory, over the {self.limit_kib} KiB per block that "
+                f"{self.arch} allows: the kernel compiles, but every launch fails with {SHARED_ERROR}")
+
+    def fix_title(self) -> str:
+        return FIX_SHARED
 
 
 def _kernel_line(func: ir.IRFunc) -> int | None:

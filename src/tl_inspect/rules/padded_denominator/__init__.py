@@ -11,7 +11,7 @@ from libcst.metadata import PositionProvider
 
 from tl_inspect import ir
 from tl_inspect.model import STAGE_FRONTEND
-from tl_inspect.rules.base import Rule, RuleContext, parse_source
+from tl_inspect.rules.base import Rule, RuleContext, Violation, parse_source
 
 SUM_REDUCTIONS = ("sum", "abssum")
 # `T.reduce_*` arguments: tl.tileop.reduce(src, dst, type, dim, clear)
@@ -91,34 +91,68 @@ class PaddedDenominator(Rule):
         func = snapshot.func() if snapshot else None
         if func is None:
             return
-        flow = _Flow(func)
+        flow = PaddingFlow(func)
         source = _Source(ctx)
         reported: set[int] = set()
         for site in flow.divisions:
-            message = self._verdict(flow, source, site)
-            line = source.division_line(site.line) if message else None
+            violation = self._violation(flow, source, site)
+            line = source.division_line(site.line) if violation else None
             if line and line not in reported:
                 reported.add(line)
-                ctx.report(line, message, evidence=[f"TIR: {ir.render(site.expr)}"])
+                ctx.report(line, violation, evidence=[f"TIR: {ir.render(site.expr)}"])
 
-    def _verdict(self, flow: _Flow, source: _Source, site: _Division) -> str | None:
-        sums = flow.sums_read(site.numerator)
+    def _violation(self, flow: PaddingFlow, source: _Source, site: _Division) -> Violation | None:
+        sums = tuple(sorted(flow.sums_read(site.numerator)))
         if not sums:
             return None
-        what = f"a sum over `{'`, `'.join(sorted(sums))}`"
         if site.length is not None:
-            for name in sorted(sums):
+            for name in sums:
                 for padding in sorted(flow.padded_sums.get(name, ()), key=lambda p: p.padded):
                     if padding.padded == site.length and padding.true != site.length:
-                        return (f"{what} is divided by {site.length}, the padded length, but "
-                                f"{padding.describe()}; the padding adds zeros to the sum, not to the count")
+                        return DividedByPaddedLength(sums, site.length, padding)
         if site.rounded_up:
-            written = source.denominator_text(site.line) or ir.render(site.denominator)
-            return f"{what} is divided by `{written}`, a length rounded up past the true one"
+            return DividedByRoundedUpLength(sums, source.denominator_text(site.line) or ir.render(site.denominator))
         reason = source.padded_denominator(site.line)
-        if reason:
-            return f"{what} is divided by {reason}, a padded length, not by the true length"
-        return None
+        return DividedByPaddedName(sums, reason) if reason else None
+
+
+def _sum_over(sums: tuple) -> str:
+    return f"a sum over `{'`, `'.join(sums)}`"
+
+
+@dataclass(frozen=True)
+class DividedByPaddedLength(Violation):
+    """The denominator is the length of a range the flow knows is padded."""
+
+    sums: tuple  # the buffers holding the sums the numerator reads
+    length: int
+    padding: Padding
+
+    def message(self) -> str:
+        return (f"{_sum_over(self.sums)} is divided by {self.length}, the padded length, but "
+                f"{self.padding.describe()}; the padding adds zeros to the sum, not to the count")
+
+
+@dataclass(frozen=True)
+class DividedByRoundedUpLength(Violation):
+    """The denominator is `ceildiv(n, c) * c` of a runtime length."""
+
+    sums: tuple
+    denominator: str  # as the user wrote it
+
+    def message(self) -> str:
+        return f"{_sum_over(self.sums)} is divided by `{self.denominator}`, a length rounded up past the true one"
+
+
+@dataclass(frozen=True)
+class DividedByPaddedName(Violation):
+    """The source says the denominator is padded: its name, or how it is computed."""
+
+    sums: tuple
+    reason: str  # "`N_padded`", "`n` = `T.ceildiv(N, 128) * 128`, a length rounded up ..."
+
+    def message(self) -> str:
+        return f"{_sum_over(self.sums)} is divided by {self.reason}, a padded length, not by the true length"
 
 
 # ---------------------------------------------------------------- frontend data flow
@@ -133,7 +167,7 @@ class _Division:
     rounded_up: bool  # the denominator is `ceildiv(n, c) * c` of a runtime n
 
 
-class _Flow:
+class PaddingFlow:
     """Which buffers hold padded data or sums over it, and every division of the kernel."""
 
     def __init__(self, func: ir.IRFunc):
