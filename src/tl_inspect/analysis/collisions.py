@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tl_inspect import ir
+from tl_inspect.analysis.indexing import RUNTIME_VALUE, affine, coefficient
 
 # index points tried when looking for two parallel iterations that update the same element
 MAX_FRONTEND_POINTS = 1 << 16
@@ -29,13 +30,21 @@ class Collision:
     per_element: int | None  # iterations that update one element, when known
 
 
-def advances(loops, indices, var: str | None) -> bool:
-    """Whether a store in the parallel nest `loops` ((var, extent), ...) reaches another element at
-    every step of `var` (`y[(i * 8 + j) // 128, (i * 8 + j) % 128]` does along j; `acc[i // 8]` does not)."""
-    if var is None:
-        return True
-    collision = find_collision(loops, indices, ())
-    return collision is None or var not in collision.variables
+def advances(indices, var: str, extent: int, env: dict) -> bool:
+    """Whether a store's index moves with the loop variable `var`: every one of its `extent` steps
+    reaches another element (`y[(i * 8 + j) // 128, (i * 8 + j) % 128]` does along j; `acc[i // 8]`
+    does not along i). The other variables take their values in `env`, a run-time length RUNTIME_VALUE."""
+    env = {**env, var: np.arange(extent, dtype=np.int64)}
+    points = []
+    for index in indices:
+        try:
+            points.append(np.broadcast_to(ir.evaluate(index, env, default=RUNTIME_VALUE), (extent,)))
+        except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+            poly = affine(index)
+            return poly is None or bool(coefficient(poly, var))
+    if not points:
+        return False
+    return len({tuple(p) for p in np.stack(points, axis=1).tolist()}) == extent
 
 
 def find_collision(loops, indices, conditions) -> Collision | None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tl_inspect import ir
-from tl_inspect.analysis.collisions import LoweredStores, find_collision
+from tl_inspect.analysis.collisions import LoweredStores, advances, find_collision
 from tl_inspect.model import STAGE_FRONTEND, STAGE_VECTORIZE
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
@@ -101,21 +101,23 @@ class InvariantIndexStore(Rule):
                 continue
             store = ir.Store(stmt.buffer, indices, value, stmt.dtype, stmt.line)
             lowered = _lowered_stores(ctx, store)
-            violation = self._violation(ctx, func.scope_of(store.buffer), store, loops[-1].var, collision, lowered)
+            innermost = loops[-1]
+            env = {a.var: 0 for a in ancestors if isinstance(a, ir.For)}
+            vectorizable = advances(indices, innermost.var, ir.int_value(innermost.extent) or 1, env)
+            violation = self._violation(ctx, func.scope_of(store.buffer), store, vectorizable, collision, lowered)
             if violation is not None:
                 evidence = [f"TIR: {ir.render_access(store.buffer, store.indices)} = {ir.render(store.value)}"]
                 evidence += [f"TIR after tl.VectorizeLoop: {text}" for text in lowered.texts()[:2]]
                 ctx.report(store.line, violation, evidence=evidence)
                 reported.add(store.line)
 
-    def _violation(self, ctx: RuleContext, scope: str, store: ir.Store, innermost: str, collision,
+    def _violation(self, ctx: RuleContext, scope: str, store: ir.Store, vectorizable: bool, collision,
                    lowered: LoweredStores) -> RepeatedIndex | None:
         """What the collision does, None when it is harmless.
 
         A store that advances with the innermost variable still vectorizes: on a fragment tilelang
         gives each element to one thread (a column sum `acc[j] += X[i, j]` is its efficient form), so
         only a global or shared target with a proven race is reported then."""
-        vectorizable = innermost not in collision.variables
         where = (ir.render_store(store), collision.variables, collision.per_element, scope, store.buffer)
         if scope in SHARED_OR_GLOBAL:
             race = lowered.race()
