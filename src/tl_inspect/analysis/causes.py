@@ -9,14 +9,18 @@ rule that owns a cause renders it.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tl_inspect import ir
 from tl_inspect.analysis.collisions import advances
-from tl_inspect.analysis.facts import KernelFacts, MemRef, Unit, count, product
 from tl_inspect.analysis.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
+from tl_inspect.analysis.units import MemRef, Unit, count, product
 from tl_inspect.model import Access, Cause
+
+if TYPE_CHECKING:
+    from tl_inspect.analysis.kernel import KernelModel
 
 MAX_VECTOR_BITS = 128
 # the `loop` of a transposed cause whose lanes are ordered by the thread dimensions themselves
@@ -56,7 +60,7 @@ INHERENT_REASONS = {
 class UnitPlan:
     """Footprints and index shapes of one unit, to judge its global accesses."""
 
-    def __init__(self, facts: KernelFacts, unit: Unit):
+    def __init__(self, facts: KernelModel, unit: Unit):
         self.facts = facts
         self.unit = unit
         self.grid = Grid(unit.loops, facts.env())
@@ -201,7 +205,7 @@ class UnitPlan:
         """A store whose index does not advance with the lane variable: tilelang scalarizes the loop."""
         if self.unit.kind != "parallel" or self.inner is None:
             return []
-        stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + self.unit.local_stores
+        stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + list(self.unit.local_stores)
         extent = dict(self.unit.loops).get(self.inner) or 1
         env = {**self.facts.env(), **{v: 0 for v, _ in self.unit.loops + self.unit.outer}}
         return [Cause("invariant-store", buffer=buffer, index=ir.render_access(buffer, indices),
@@ -242,7 +246,7 @@ class UnitPlan:
             found.append((Cause(kind, buffer=ref.buffer, index=ref.text, index_line=ref.line,
                                 stride=abs(coeff) if coeff else None,
                                 loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "",
-                                threads=self.facts.threads), fixable))
+                                threads=self.facts.thread_count), fixable))
         return found
 
     def _fragment_causes(self, width: int, apart: bool = False) -> list:
@@ -261,7 +265,7 @@ class UnitPlan:
             for other in self.facts.units:
                 if other is self.unit or fragment not in other.fragments:
                     continue
-                other_plan = plan_of(self.facts, other)
+                other_plan = self.facts.plan(other)
                 limiters = other_plan._limiters()
                 if any(not fixable for _, fixable in limiters):
                     continue  # the layout comes from a genuinely scalar loop (a gather)
@@ -317,7 +321,7 @@ class UnitPlan:
         unit = self.unit
         if unit.kind == "thread":
             return self._explicit_thread_causes(width)
-        threads = self.facts.threads
+        threads = self.facts.thread_count
         total = product(e for _, e in unit.loops)
         if not total or total % (threads * width) == 0:
             return []
@@ -337,7 +341,7 @@ class UnitPlan:
                           lane_var=unit.serial_var)]
         if self.inner in self.facts.thread_vars:
             return [Cause("few-per-thread", width=width, loop="", loop_line=unit.line, lane_var=self.inner,
-                          threads=self.facts.threads, elements=1)]
+                          threads=self.facts.thread_count, elements=1)]
         return []
 
 
@@ -356,7 +360,7 @@ class UnitPlan:
             across, along = coefficient(poly, x), coefficient(poly, y)
             if across not in (None, 0, 1, -1) and along in (1, -1):
                 return Cause("transposed", buffer=ref.buffer, index=ref.text, index_line=ref.line, stride=abs(across),
-                             lane_var=x, loop=THREAD_ORDER, loop_line=self.unit.line, threads=self.facts.threads)
+                             lane_var=x, loop=THREAD_ORDER, loop_line=self.unit.line, threads=self.facts.thread_count)
         return None
 
 
@@ -366,9 +370,3 @@ def _misaligned_rows(ref: MemRef, lanes: int) -> bool:
         return False  # a single row: its offset is judged with the rest of the index
     row = ref.shape[-1]
     return not isinstance(row, int) or row % lanes != 0
-
-
-def plan_of(facts: KernelFacts, unit: Unit) -> UnitPlan:
-    if id(unit) not in facts.plans:
-        facts.plans[id(unit)] = UnitPlan(facts, unit)
-    return facts.plans[id(unit)]

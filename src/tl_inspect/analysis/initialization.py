@@ -1,7 +1,6 @@
-"""Which buffers a kernel reads before anything initialises them: the first access of every
-`T.alloc_fragment`, `T.alloc_local` and `T.alloc_shared` buffer in program order, computed once and
-read by missing-clear (which owns reads and accumulations of uninitialised memory) and by
-tilelang-warning (which leaves those to it)."""
+"""Which buffers each statement of a kernel reads, accumulates into or writes, in program order: the
+def-use walk of the kernel model (`KernelModel.buffer_accesses`), from which it finds each buffer's
+first access (what missing-clear reports when it reads uninitialised memory)."""
 
 from __future__ import annotations
 
@@ -9,54 +8,64 @@ from dataclasses import dataclass
 
 from tl_inspect import ir
 
-# `T.alloc_fragment` and `T.alloc_local` hand out uninitialised registers; `T.alloc_var` starts at its
-# initialiser or zero (facts I)
-UNINITIALISED_SCOPES = ("local.fragment", "local")
-# shared memory starts uninitialised too, but only its read-modify-writes are checked (see missing-clear)
-SHARED_SCOPES = ("shared", "shared.dyn")
 # loops whose first iteration a guard such as `if k > 0:` can single out
 SEQUENTIAL_LOOPS = ("serial", "unrolled", "while")
-# index of `clear_accum` among the 13 positional slots every gemm tile operator starts with
-# (tilelang/language/gemm_op.py, `_gemm_dense_slots`)
-GEMM_CLEAR_ACCUM_ARG = 9
-# index of `clear` in `T.reduce_*` (tl.tileop.reduce(src, dst, type, dim, clear))
-REDUCE_CLEAR_ARG = 4
 
-READ, ACCUMULATE, WRITE = "read", "accumulate", "write"
+# a load in a branch of a select (`T.if_then_else(k == 0, 0, acc[i])`) is a GUARDED_READ: it may never run
+READ, GUARDED_READ, ACCUMULATE, WRITE = "read", "guarded-read", "accumulate", "write"
+
+# how a statement touches a buffer, which says how to name it: the store's own target read back
+# (`acc[i] = acc[i] + v`), a buffer in a store, a call, an `if` condition, the bounds of a loop, the value
+# of a binding, or a tile operator (the gemm and reduce ones accumulate in their own way)
+TARGET, STORE, CALL, CONDITION, LOOP_BOUNDS, VALUE, GEMM, REDUCE, TILE_OP = (
+    "target", "store", "call", "condition", "loop-bounds", "value", "gemm", "reduce", "tile-op")
 
 
 @dataclass(frozen=True)
-class FirstAccess:
+class BufferAccess:
+    """One statement touching one buffer."""
+
     buffer: str
-    access: str  # READ | ACCUMULATE | WRITE
-    what: str  # how the statement touches it: "`acc[i] += v` reads", "`T.gemm` ... accumulates into"
+    access: str  # READ | GUARDED_READ | ACCUMULATE | WRITE
+    form: str  # TARGET | STORE | CALL | CONDITION | LOOP_BOUNDS | VALUE | GEMM | REDUCE | TILE_OP
     stmt: object
     line: int | None
+    loop_guarded: bool  # under an `if` that tests a sequential loop around it (`if k > 0:`)
+    tile_op: object = None  # the `kernel.TileOp` of a tile operator statement
+
+    @property
+    def statement(self) -> str:
+        """The statement as the user wrote it (`acc[i] += v`, `k * 2`), or the tile operator (`reduce_max`)."""
+        stmt = self.stmt
+        if self.form in (TARGET, STORE):
+            return ir.render_store(stmt)
+        if self.form == CALL:
+            return _short(_render_call(stmt.expr))
+        if self.form == CONDITION:
+            return _short(ir.render(stmt.cond))
+        if self.form == LOOP_BOUNDS:
+            return stmt.var
+        if self.form == VALUE:
+            return _short(ir.render(stmt.value))
+        if self.form == GEMM:
+            return "gemm"
+        if self.form == REDUCE:
+            return "reduce_" + (self.tile_op.kind or "*")
+        return self.tile_op.op
 
 
-def first_accesses(func: ir.IRFunc) -> dict:
-    """buffer -> its first `FirstAccess`, for every fragment, local and shared buffer the kernel
-    allocates. A read that a loop guard may skip on the first iteration (`if k > 0:`) does not count."""
-    candidates = {
-        stmt.buffer for stmt, _ in ir.walk(func.body)
-        if isinstance(stmt, ir.Alloc) and func.scope_of(stmt.buffer) in UNINITIALISED_SCOPES + SHARED_SCOPES
-    }
-    found: dict = {}
+def buffer_accesses(func: ir.IRFunc, tile_ops) -> tuple:
+    """Every buffer access of the function in program order; `tile_ops` are its tile operator calls,
+    typed, in the same order."""
+    ops = iter(tile_ops)
+    found = []
     for stmt, ancestors in ir.walk(func.body):
-        for buffer, access, what in _accesses(stmt):
-            if buffer not in candidates or buffer in found:
-                continue
-            if access == READ and _loop_guarded(ancestors):
-                continue
-            found[buffer] = FirstAccess(buffer, access, what, stmt, ir.stmt_line(stmt, ancestors))
-    return found
-
-
-def uninitialised(func: ir.IRFunc, first: FirstAccess) -> bool:
-    """Whether a first access reads garbage for certain: an accumulation, or a read of registers.
-    Shared memory can be filled by other threads or the copy engine in ways the frontend IR does not
-    show, so only a read-modify-write of it is certain."""
-    return first.access == ACCUMULATE or (first.access == READ and func.scope_of(first.buffer) not in SHARED_SCOPES)
+        op = next(ops) if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) else None
+        touched = list(_tile_op_accesses(op) if op is not None else _accesses(stmt))
+        if touched:
+            line, guarded = ir.stmt_line(stmt, ancestors), _loop_guarded(ancestors)
+            found.extend(BufferAccess(buffer, access, form, stmt, line, guarded, op) for buffer, access, form in touched)
+    return tuple(found)
 
 
 def _loop_guarded(ancestors) -> bool:
@@ -67,36 +76,22 @@ def _loop_guarded(ancestors) -> bool:
 
 
 def _accesses(stmt):
-    """(buffer, READ | ACCUMULATE | WRITE, description) for each buffer the statement touches, in the
-    order the statement touches them. The description of a READ names the statement, that of an
-    ACCUMULATE says how it accumulates."""
+    """(buffer, access, form) for each buffer the statement touches, in the order it touches them."""
     if isinstance(stmt, ir.Store):
-        text = f"`{ir.render_store(stmt)}`"
         touched = list(_expr_accesses(stmt.indices + (stmt.value,)))
         if (stmt.buffer, READ) in touched:
-            yield stmt.buffer, ACCUMULATE, f"{text} reads"
+            yield stmt.buffer, ACCUMULATE, TARGET
         for buffer, access in touched:
-            if buffer != stmt.buffer:
-                yield buffer, access, _verb(text, access)
-        yield stmt.buffer, WRITE, ""
-    elif isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr):
-        yield from _tile_op_accesses(stmt.expr)
-    elif isinstance(stmt, ir.Eval):
-        text = f"`{_short(_render_call(stmt.expr))}`"
-        yield from ((b, a, _verb(text, a)) for b, a in _expr_accesses((stmt.expr,)))
-    elif isinstance(stmt, ir.If):
-        text = f"the condition `if {_short(ir.render(stmt.cond))}:`"
-        yield from ((b, a, _verb(text, a)) for b, a in _expr_accesses((stmt.cond,)))
-    elif isinstance(stmt, ir.For):
-        text = f"the bounds of the loop over `{stmt.var}`"
-        yield from ((b, a, _verb(text, a)) for b, a in _expr_accesses((stmt.min, stmt.extent)))
-    elif isinstance(stmt, (ir.Let, ir.Attr)):
-        text = f"`{_short(ir.render(stmt.value))}`"
-        yield from ((b, a, _verb(text, a)) for b, a in _expr_accesses((stmt.value,)))
-
-
-def _verb(text: str, access: str) -> str:
-    return f"{text} accumulates into" if access == ACCUMULATE else text
+            if buffer != stmt.buffer or access == GUARDED_READ:
+                yield buffer, access, STORE
+        yield stmt.buffer, WRITE, TARGET
+        return
+    form, exprs = {ir.Eval: (CALL, lambda: (stmt.expr,)), ir.If: (CONDITION, lambda: (stmt.cond,)),
+                   ir.For: (LOOP_BOUNDS, lambda: (stmt.min, stmt.extent)),
+                   ir.Let: (VALUE, lambda: (stmt.value,)), ir.Attr: (VALUE, lambda: (stmt.value,))}.get(
+        type(stmt), (None, tuple))
+    if form is not None:
+        yield from ((buffer, access, form) for buffer, access in _expr_accesses(exprs()))
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -104,11 +99,12 @@ def _short(text: str, limit: int = 70) -> str:
 
 
 def _expr_accesses(exprs, guarded: bool = False):
-    """(buffer, READ | ACCUMULATE | WRITE) for each buffer the expressions touch, in evaluation order.
+    """(buffer, READ | GUARDED_READ | ACCUMULATE | WRITE) for each buffer the expressions touch, in
+    evaluation order.
 
-    A load in a branch of a select (`T.if_then_else(k == 0, 0, acc[i])`) may never run, so it is left
-    out. A buffer whose address escapes (`T.address_of`, `buf.data`, `T.access_ptr` with write access)
-    counts as written: the callee may initialise it, and nothing here can tell. The walk keeps its own
+    A load in a branch of a select (`T.if_then_else(k == 0, 0, acc[i])`) may never run: a GUARDED_READ.
+    A buffer whose address escapes (`T.address_of`, `buf.data`, `T.access_ptr` with write access) counts
+    as written: the callee may initialise it, and nothing here can tell. The walk keeps its own
     stack: a long sum is as deep as it has terms."""
     # each work item is (buffer, access) to yield, or (expressions, guarded, outputs) to visit, where
     # `outputs` marks results a call writes (every buffer in them counts as written)
@@ -131,7 +127,9 @@ def _expr_accesses(exprs, guarded: bool = False):
             head = expr[0]
             if head == "load":
                 visit(expr[2])
-                if not guarded:
+                if guarded:  # never a write, even among a call's outputs: it may not run at all
+                    steps.append((expr[1], GUARDED_READ))
+                else:
                     touch(expr[1], READ)
             elif head == "var":
                 touch(expr[1], WRITE)
@@ -181,30 +179,16 @@ def _read_write_pointer(expr):
     return None
 
 
-def _tile_op_accesses(call):
-    op = ir.tile_op(call)
-    args = call[2]
-    for region in ir.regions(call):
+def _tile_op_accesses(op):
+    form = GEMM if "gemm" in op.op else REDUCE if op.op == "reduce" else TILE_OP
+    for region in op.regions:
         access = {ir.REGION_READ: READ, ir.REGION_WRITE: WRITE}.get(region.access, ACCUMULATE)
-        if "gemm" in op and access == ACCUMULATE and not _is_false(args, GEMM_CLEAR_ACCUM_ARG):
+        if form == GEMM and access == ACCUMULATE and op.clear_accum is not False:
             # `clear_accum=(k == 0)` zeroes the accumulator on the first iteration
             access = WRITE
-        if op == "reduce" and access == WRITE and _is_false(args, REDUCE_CLEAR_ARG):
+        if form == REDUCE and access == WRITE and getattr(op, "clear", True) is False:
             access = ACCUMULATE
-        if op.startswith("atomic") and access == WRITE:
+        if op.op.startswith("atomic") and access == WRITE:
             # the tile form `T.atomic_add(dst, src)` marks dst written, but adds to what it holds
             access = ACCUMULATE
-        if "gemm" in op:
-            name = "gemm"
-            what = "`T.gemm` without `clear_accum=True` accumulates into"
-        elif op == "reduce":
-            name = "reduce_" + (args[2][1].strip("'\"") if len(args) > 2 and args[2][0] == "other" else "*")
-            what = f"`T.{name}(..., clear=False)` accumulates into"
-        else:
-            name = op
-            what = f"`T.{op}` reads and writes"
-        yield region.buffer, access, f"`T.{name}(...)`" if access == READ else what
-
-
-def _is_false(args, index: int) -> bool:
-    return index < len(args) and ir.int_value(args[index]) == 0
+        yield region.buffer, access, form

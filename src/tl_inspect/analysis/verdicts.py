@@ -19,9 +19,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tl_inspect.analysis.causes import MAX_VECTOR_BITS, plan_of
+from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import COSTLY, access_cost, kernel_slowdown
-from tl_inspect.analysis.facts import KernelFacts
+from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.model import Access, Cause, KernelArtifact
 
 # the rule that reports each cause, whatever the selection: deselecting a rule hides its findings and
@@ -44,9 +44,8 @@ def owner(cause: Cause | None) -> str | None:
 
 def judge(kernel: KernelArtifact) -> tuple:
     """The kernel's accesses (one per distinct access of the device code) with their verdicts."""
-    facts = KernelFacts(kernel)
+    facts = KernelModel(kernel)
     refs = _frontend_refs(facts)
-    weights = facts.weights()
     accesses = []
     for a in _distinct(kernel.accesses):
         if a.line is None:
@@ -54,8 +53,8 @@ def judge(kernel: KernelArtifact) -> tuple:
         match = refs.get((a.line, a.buffer, a.kind))
         # the frontend footprint counts what the block really moves: a `T.Parallel(8)` tail run by 8 of 128
         # threads moves 8 elements, not 128
-        if match is not None and id(match[1]) in weights and not a.via:
-            a = dataclasses.replace(a, block_bytes=weights[id(match[1])] // 8)
+        if match is not None and not a.via:
+            a = dataclasses.replace(a, block_bytes=match[1].block_bits // 8)
         accesses.append((a, match))
     total = sum(a.block_bytes for a, _ in accesses) or 1
     judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total))
@@ -127,7 +126,7 @@ def _judge_one(facts, match, access: Access) -> Access:
         verdict = "cheap" if measured.factor < COSTLY else "unexplained"
         return dataclasses.replace(access, verdict=verdict, max_bits=MAX_VECTOR_BITS)
     unit, ref = match
-    plan = plan_of(facts, unit)
+    plan = facts.plan(unit)
     access = dataclasses.replace(access, tile_op="copy" if unit.kind == "copy" else "")
     reason = plan.inherent(ref)
     if reason is not None:

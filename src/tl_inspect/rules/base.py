@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar, Iterable
 
+from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.model import Cost, Finding, KernelArtifact, Proof
 
 EXPECT_MARKER = re.compile(r"#\s*expect:\s*([\w\-, ]+)")
@@ -116,12 +117,14 @@ class _Sentence(Violation):
 
 
 class RuleContext:
-    """What a rule may read about one kernel, plus `report` to build findings."""
+    """What a rule may read about one kernel, plus `report` to build findings: `facts` is the kernel
+    model, one per kernel, shared by every rule that checks it."""
 
-    def __init__(self, rule: Rule, kernel: KernelArtifact, source_text: str):
+    def __init__(self, rule: Rule, kernel: KernelArtifact, source_text: str, facts: KernelModel | None = None):
         self.rule = rule
         self.kernel = kernel
         self.source_text = source_text
+        self.facts = facts if facts is not None else KernelModel(kernel)
         self.findings: list[Finding] = []
 
     @functools.cached_property

@@ -3,6 +3,7 @@ rule (tl_inspect.analysis.verdicts.CAUSE_OWNERS), so a selection only filters.""
 
 from __future__ import annotations
 
+from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.model import Finding, KernelArtifact
 from tl_inspect.rules.base import Rule, RuleContext
 
@@ -15,9 +16,10 @@ def check_kernel(kernel: KernelArtifact, source_text: str, rules: list[type[Rule
     if kernel.status != "ok":
         return []
     findings: list[Finding] = []
+    facts = KernelModel(kernel)
     for rule_class in rules:
         rule = rule_class()
-        ctx = RuleContext(rule, kernel, source_text)
+        ctx = RuleContext(rule, kernel, source_text, facts)
         try:
             rule.check(ctx)
         except Exception as exc:  # noqa: BLE001 - a defect in one rule must not sink the other kernels

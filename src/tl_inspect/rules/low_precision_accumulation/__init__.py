@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from tl_inspect import ir
-from tl_inspect.model import STAGE_FRONTEND
-from tl_inspect.rules.base import Rule, RuleContext
+from dataclasses import dataclass
 
-ACCUMULATOR_SCOPES = ("local", "local.fragment", "local.var")
+from tl_inspect.analysis.kernel import Buffer, Reduce
+from tl_inspect.rules.base import Rule, RuleContext, Violation
+
 SUM_REDUCTIONS = ("sum", "abssum")
-# `T.reduce_*` arguments: tl.tileop.reduce(src, dst, type, dim, clear)
-REDUCE_TYPE_ARG, REDUCE_DIM_ARG, REDUCE_CLEAR_ARG = 2, 3, 4
 # below 16 terms a float16 sum's worst-case relative error (n * 2^-11) stays under 1 %: a few partial
 # results combined in half precision are a deliberate, harmless choice
 MIN_TERMS = 16
@@ -24,6 +22,28 @@ MEASURED = {
 
 def is_low_precision(dtype: str) -> bool:
     return dtype.startswith(("float16", "bfloat16", "float8", "float6", "float4"))
+
+
+@dataclass(frozen=True)
+class RoundedSum(Violation):
+    """A running sum kept in a half-precision register buffer: `T.reduce_<reduction>`, or a store `statement`."""
+
+    buffer: str
+    dtype: str
+    declared_line: int | None
+    terms: int | None  # None: a run-time number of terms
+    reduction: str = ""  # "sum" or "abssum" for a `T.reduce_*`
+    statement: str = ""  # `s[0] += x` for a store
+
+    def message(self) -> str:
+        declared = f" (declared on line {self.declared_line})" if self.declared_line else ""
+        terms = f"{self.terms} terms" if self.terms is not None else "a run-time number of terms"
+        if self.reduction:
+            return (f"`T.reduce_{self.reduction}` sums {terms} into the {self.dtype} fragment `{self.buffer}`"
+                    f"{declared}: tilelang accumulates in the output's dtype, so every partial sum is rounded to "
+                    f"{self.dtype}; {MEASURED['reduce']}")
+        return (f"`{self.statement}` adds {terms} into the {self.dtype} `{self.buffer}`{declared}: every addition "
+                f"rounds the running sum to {self.dtype}, so the error grows with the length; {MEASURED['store']}")
 
 
 class LowPrecisionAccumulation(Rule):
@@ -87,95 +107,25 @@ class LowPrecisionAccumulation(Rule):
     fix = "Accumulate in float32 (`T.alloc_fragment(..., T.float32)`) and cast once when writing the result"
 
     def check(self, ctx: RuleContext) -> None:
-        snapshot = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = snapshot.func() if snapshot else None
-        if func is None:
-            return
-        for stmt, ancestors in ir.walk(func.body):
-            line = ir.stmt_line(stmt, ancestors)
-            if not line:
-                continue
-            if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) == "reduce":
-                self._check_reduce(ctx, func, stmt.expr, ancestors, line)
-            elif isinstance(stmt, ir.Store) and _accumulates(stmt):
-                self._check_store(ctx, func, stmt, ancestors, line)
+        for op in ctx.facts.tile_ops:
+            if isinstance(op, Reduce) and op.kind in SUM_REDUCTIONS and op.line:
+                buffer = ctx.facts.buffer(op.dst.buffer)
+                if _rounds(buffer, op.terms):
+                    self._report(ctx, op.line, buffer, RoundedSum(
+                        buffer.name, buffer.dtype, buffer.declared_line, op.terms, reduction=op.kind))
+        for store in ctx.facts.stores:
+            if store.accumulates and store.line and store.repeats != 1:
+                buffer = ctx.facts.buffer(store.buffer)
+                if buffer.is_register and _rounds(buffer, store.repeats):
+                    self._report(ctx, store.line, buffer, RoundedSum(
+                        buffer.name, buffer.dtype, buffer.declared_line, store.repeats, statement=store.text))
 
-    def _check_reduce(self, ctx: RuleContext, func: ir.IRFunc, call, ancestors, line: int) -> None:
-        args = call[2]
-        kind = args[REDUCE_TYPE_ARG][1].strip("'\"") if args[REDUCE_TYPE_ARG][0] == "other" else ""
-        found = ir.regions(call)
-        if kind not in SUM_REDUCTIONS or len(found) < 2:
-            return
-        source, out = found[0], found[1]
-        info = func.buffers.get(out.buffer)
-        if info is None or not is_low_precision(info.dtype):
-            return
-        dim = ir.int_value(args[REDUCE_DIM_ARG])
-        extent = ir.int_value(source.extents[dim]) if dim is not None and -len(source.extents) <= dim < len(
-            source.extents) else None
-        terms = extent
-        if terms is not None and ir.int_value(args[REDUCE_CLEAR_ARG]) == 0:
-            # `clear=False` adds into the old value: a running sum over the loops around it
-            terms = _times(terms, _repeats(ancestors, ir.vars_of(out.start)))
-        if terms is not None and terms < MIN_TERMS:
-            return
-        declared = f" (declared on line {info.line})" if info.line else ""
-        ctx.report(line, f"`T.reduce_{kind}` sums {_count(terms)} into the {info.dtype} fragment `{out.buffer}`"
-                         f"{declared}: tilelang accumulates in the output's dtype, so every partial sum is "
-                         f"rounded to {info.dtype}; {MEASURED['reduce']}",
-                   evidence=_cuda_declarations(ctx.kernel.source, out.buffer))
-
-    def _check_store(self, ctx: RuleContext, func: ir.IRFunc, stmt: ir.Store, ancestors, line: int) -> None:
-        info = func.buffers.get(stmt.buffer)
-        if info is None or info.scope not in ACCUMULATOR_SCOPES or not is_low_precision(info.dtype):
-            return
-        index_vars = set().union(*(ir.vars_of(i) for i in stmt.indices)) if stmt.indices else set()
-        terms = _repeats(ancestors, index_vars)
-        if terms == 1 or (terms is not None and terms < MIN_TERMS):
-            return
-        declared = f" (declared on line {info.line})" if info.line else ""
-        ctx.report(line, f"`{ir.render_store(stmt)}` adds {_count(terms)} into the {info.dtype} "
-                         f"`{stmt.buffer}`{declared}: every addition rounds the running sum to {info.dtype}, "
-                         f"so the error grows with the length; {MEASURED['store']}",
-                   evidence=_cuda_declarations(ctx.kernel.source, stmt.buffer))
+    def _report(self, ctx: RuleContext, line: int, buffer: Buffer, violation: RoundedSum) -> None:
+        # the accumulator's declaration, and that of the buffer `<out>_clear` a reduction sums into
+        declarations = sorted(filter(None, (buffer.cuda_declaration, ctx.facts.cuda_declaration(f"{buffer.name}_clear"))))
+        ctx.report(line, violation, evidence=[f"CUDA: {text}" for _, text in declarations])
 
 
-def _accumulates(stmt: ir.Store) -> bool:
-    """`acc[i] = acc[i] + x` (or `- x`), or a rescaled running sum `acc[i] = acc[i] * c + x`."""
-    value = stmt.value
-    if value[0] not in ("add", "sub"):
-        return False
-    own = ("load", stmt.buffer, stmt.indices)
-    operands = (value[1], value[2]) if value[0] == "add" else (value[1],)
-    for operand in operands:
-        if operand[:3] == own:
-            return True
-        if operand[0] == "mul" and any(factor[:3] == own for factor in operand[1:]):
-            return True
-    return False
-
-
-def _repeats(ancestors, index_vars: set) -> int | None:
-    """How many times the loops around a statement repeat it on the same element: the product of the
-    extents of the enclosing loops whose variable does not index it (None when one is not a constant)."""
-    count = 1
-    for loop in ancestors:
-        if isinstance(loop, ir.For) and loop.kind != "thread_binding" and loop.var not in index_vars:
-            count = _times(count, ir.int_value(loop.extent))
-    return count
-
-
-def _times(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a * b
-
-
-def _count(terms: int | None) -> str:
-    return f"{terms} terms" if terms is not None else "a run-time number of terms"
-
-
-def _cuda_declarations(source: str, buffer: str) -> list:
-    """The CUDA declarations of the accumulator and of the clear buffer a reduction sums into."""
-    names = (buffer, f"{buffer}_clear")
-    return [f"CUDA: {line.strip()}" for line in source.splitlines()
-            if any(line.strip().split(" ", 1)[-1].startswith(f"{name}[") for name in names)
-            and line.strip().endswith("];")][:2]
+def _rounds(buffer: Buffer | None, terms: int | None) -> bool:
+    """Whether a sum of `terms` values into the buffer loses precision worth a warning."""
+    return buffer is not None and is_low_precision(buffer.dtype) and (terms is None or terms >= MIN_TERMS)

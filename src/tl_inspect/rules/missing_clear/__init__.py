@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
 from tl_inspect import ir
-from tl_inspect.model import STAGE_FRONTEND
-from tl_inspect.analysis.initialization import (READ, SHARED_SCOPES, first_accesses,
-                                                 uninitialised)
-from tl_inspect.rules.base import Rule, RuleContext
+from tl_inspect.analysis import initialization as access
+from tl_inspect.analysis.kernel import SHARED_SCOPES
+from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 REDUCE_FIX = ("Initialise the output before the first `T.reduce_*(..., clear=False)` with the reduction's "
               "identity (`T.clear` for a sum, `T.fill(m, -T.infinity(dtype))` for a max), or drop `clear=False`")
@@ -17,6 +16,49 @@ READ_FIX = ("Initialise `{buffer}` before its first read with the value the firs
             "or a `T.copy` into it")
 SHARED_FIX = ("Zero the shared accumulator before the first atomic add or `+=`: `T.clear(buf)`, or a store of 0 "
               "by one thread (`if tk == 0: buf[tn] = 0`) ahead of the accumulation")
+
+
+@dataclass(frozen=True)
+class UninitialisedRead(Violation):
+    """A register buffer read before anything writes it."""
+
+    buffer: str
+    operation: str  # how the statement touches it: an `initialization` form ("call", "condition", ...)
+    statement: str  # the statement as written, or the tile operator's name
+    scope: str
+    declared_line: int | None
+
+    def message(self) -> str:
+        return (f"`{self.buffer}` is read by {_reader(self.operation, self.statement)} before anything writes it: "
+                f"the {_kind(self.scope)}{_declared(self.declared_line)} starts uninitialised, so the read returns "
+                f"garbage")
+
+    def fix_title(self) -> str:
+        return READ_FIX.format(buffer=self.buffer)
+
+
+@dataclass(frozen=True)
+class UninitialisedAccumulation(Violation):
+    """A register or shared buffer accumulated into before anything writes it."""
+
+    buffer: str
+    operation: str
+    statement: str
+    scope: str
+    declared_line: int | None
+
+    def message(self) -> str:
+        what, declared = _accumulator(self.operation, self.statement), _declared(self.declared_line)
+        if self.scope in SHARED_SCOPES:
+            return (f"{what} shared buffer `{self.buffer}`{declared} before anything writes it: shared memory "
+                    f"starts uninitialised, so the accumulation starts from garbage")
+        return (f"{what} {_kind(self.scope)} `{self.buffer}`{declared} before anything writes it: "
+                f"the registers start uninitialised, so the accumulation starts from garbage")
+
+    def fix_title(self) -> str | None:
+        if self.scope in SHARED_SCOPES:
+            return SHARED_FIX
+        return REDUCE_FIX if self.operation == access.REDUCE else None
 
 
 class MissingClear(Rule):
@@ -97,39 +139,50 @@ class MissingClear(Rule):
            "the first `T.gemm`")
 
     def check(self, ctx: RuleContext) -> None:
-        snapshot = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = snapshot.func() if snapshot else None
-        if func is None:
-            return
-        for first in first_accesses(func).values():
-            if first.line and uninitialised(func, first):
-                self._report(ctx, func, first.buffer, first.access, first.what, first.stmt, first.line)
+        for first in ctx.facts.uninitialised_reads.values():
+            if not first.line:
+                continue
+            buffer = ctx.facts.buffer(first.buffer)
+            violation = UninitialisedRead if first.access == access.READ else UninitialisedAccumulation
+            evidence = [f"TIR: {_render_stmt(first.stmt)}"]
+            if buffer.cuda_declaration:
+                evidence.append(f"CUDA: {buffer.cuda_declaration[1]}")
+            if any(f"`{buffer.name}` is read before anything writes it" in w for w in ctx.kernel.warnings):
+                evidence.append(f"tilelang VerifyBufferInit: `{buffer.name}` is read before anything writes it")
+            ctx.report(first.line, violation(buffer.name, first.form, first.statement, buffer.scope,
+                                             buffer.declared_line), evidence=evidence)
 
-    def _report(self, ctx: RuleContext, func: ir.IRFunc, buffer: str, access: str, what: str, stmt,
-                line: int) -> None:
-        info = func.buffers[buffer]
-        declared = f" (declared on line {info.line})" if info.line else ""
-        fix = None
-        if info.scope in SHARED_SCOPES:
-            message = (f"{what} shared buffer `{buffer}`{declared} before anything writes it: shared memory "
-                       f"starts uninitialised, so the accumulation starts from garbage")
-            fix = SHARED_FIX
-        elif access == READ:
-            kind = "fragment" if info.scope == "local.fragment" else "local buffer"
-            message = (f"`{buffer}` is read by {what} before anything writes it: the {kind}{declared} starts "
-                       f"uninitialised, so the read returns garbage")
-            fix = READ_FIX.format(buffer=buffer)
-        else:
-            kind = "fragment" if info.scope == "local.fragment" else "local buffer"
-            message = (f"{what} {kind} `{buffer}`{declared} before anything writes it: "
-                       f"the registers start uninitialised, so the accumulation starts from garbage")
-            if what.startswith("`T.reduce_"):
-                fix = REDUCE_FIX
-        evidence = [f"TIR: {_render_stmt(stmt)}"]
-        evidence += _cuda_declaration(ctx.kernel.source, buffer)
-        if any(f"`{buffer}` is read before anything writes it" in w for w in ctx.kernel.warnings):
-            evidence.append(f"tilelang VerifyBufferInit: `{buffer}` is read before anything writes it")
-        ctx.report(line, message, evidence=evidence, fix=fix)
+
+def _reader(operation: str, statement: str) -> str:
+    """How a message names the statement that reads the buffer."""
+    if operation == access.CONDITION:
+        return f"the condition `if {statement}:`"
+    if operation == access.LOOP_BOUNDS:
+        return f"the bounds of the loop over `{statement}`"
+    if operation in (access.GEMM, access.REDUCE, access.TILE_OP):
+        return f"`T.{statement}(...)`"
+    return f"`{statement}`"
+
+
+def _accumulator(operation: str, statement: str) -> str:
+    """How a message names the statement that accumulates into the buffer, with its verb."""
+    if operation == access.TARGET:
+        return f"`{statement}` reads"
+    if operation == access.GEMM:
+        return "`T.gemm` without `clear_accum=True` accumulates into"
+    if operation == access.REDUCE:
+        return f"`T.{statement}(..., clear=False)` accumulates into"
+    if operation == access.TILE_OP:
+        return f"`T.{statement}` reads and writes"
+    return f"{_reader(operation, statement)} accumulates into"
+
+
+def _kind(scope: str) -> str:
+    return "fragment" if scope == "local.fragment" else "local buffer"
+
+
+def _declared(line: int | None) -> str:
+    return f" (declared on line {line})" if line else ""
 
 
 def _render_stmt(stmt) -> str:
@@ -138,8 +191,3 @@ def _render_stmt(stmt) -> str:
     if isinstance(stmt, ir.Eval):
         return ir.render(stmt.expr)
     return type(stmt).__name__
-
-
-def _cuda_declaration(source: str, buffer: str) -> list:
-    pattern = re.compile(rf"^\s*\w+ {re.escape(buffer)}\[\d+\];\s*$")
-    return [f"CUDA: {line.strip()}" for line in source.splitlines() if pattern.match(line)][:1]

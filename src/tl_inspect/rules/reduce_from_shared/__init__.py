@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
-from tl_inspect import ir
-from tl_inspect.model import STAGE_FRONTEND
-from tl_inspect.rules.base import Rule, RuleContext
+from tl_inspect.analysis.initialization import WRITE
+from tl_inspect.analysis.kernel import Copy, Reduce
+from tl_inspect.rules.base import Rule, RuleContext, Violation
 
-SHARED_SCOPES = ("shared", "shared.dyn")
+
+@dataclass(frozen=True)
+class ReducedSharedTile(Violation):
+    """A reduction of a shared tile that a `T.copy` fills only to feed it."""
+
+    buffer: str
+    declared_line: int | None
+    copy_line: int
+
+    def message(self) -> str:
+        declared = f" (declared on line {self.declared_line})" if self.declared_line else ""
+        return (f"`T.reduce_*` reads the shared tile `{self.buffer}`{declared}, which only the `T.copy` on line "
+                f"{self.copy_line} fills: tilelang copies it into a fragment `{self.buffer}_frag` before reducing, "
+                f"a second trip through shared memory")
 
 
 class ReduceFromShared(Rule):
@@ -56,59 +69,27 @@ class ReduceFromShared(Rule):
     fix = "`T.copy` the tile from global memory straight into a fragment and reduce the fragment"
 
     def check(self, ctx: RuleContext) -> None:
-        snapshot = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = snapshot.func() if snapshot else None
-        if func is None:
-            return
+        reduced = {op.src.buffer for op in ctx.facts.tile_ops if isinstance(op, Reduce)}
         uses: dict[str, list] = {}
-        reduced: set[str] = set()
-        for stmt, ancestors in ir.walk(func.body):
-            if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) == "reduce":
-                reduced.add(ir.regions(stmt.expr)[0].buffer)
-            for buffer, how, other in _uses(stmt):
-                uses.setdefault(buffer, []).append((how, other, ir.stmt_line(stmt, ancestors)))
-        for buffer, found in uses.items():
-            if func.scope_of(buffer) not in SHARED_SCOPES:
+        for use in ctx.facts.buffer_accesses:
+            # "copy-in": a `T.copy` destination; "copy-out": a `T.copy` source (with its destination)
+            if isinstance(use.tile_op, Copy):
+                how, other = ("copy-in", None) if use.access == WRITE else ("copy-out", use.tile_op.dst.buffer)
+            else:
+                how, other = "other", None
+            uses.setdefault(use.buffer, []).append((how, other, use.line))
+        for name, found in uses.items():
+            buffer = ctx.facts.buffer(name)
+            if buffer is None or not buffer.is_shared:
                 continue
             # the reduce macro copies a shared source into `<src>_frag`, then reduces that fragment: that
             # copy must be the tile's only reader, and `T.copy`s its only writers
-            fragment = f"{buffer}_frag"
+            fragment = f"{name}_frag"
             fills = [line for how, _, line in found if how == "copy-in"]
             reads = [(how, dst, line) for how, dst, line in found if how != "copy-in"]
             if not fills or fragment not in reduced or len(reads) != 1 or reads[0][:2] != ("copy-out", fragment):
                 continue
-            line = reads[0][2]
-            if not line:
-                continue
-            info = func.buffers[buffer]
-            declared = f" (declared on line {info.line})" if info.line else ""
-            ctx.report(line, f"`T.reduce_*` reads the shared tile `{buffer}`{declared}, which only the "
-                                 f"`T.copy` on line {fills[0]} fills: tilelang copies it into a fragment "
-                                 f"`{buffer}_frag` before reducing, a second trip through shared memory",
-                       evidence=_frag_declaration(ctx.kernel.source, buffer))
-
-
-def _uses(stmt):
-    """(buffer, how, other buffer) for every buffer a statement touches: "copy-in" for a `T.copy`
-    destination, "copy-out" for a `T.copy` source (other: the destination), "other" for anything else."""
-    if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr):
-        found = ir.regions(stmt.expr)
-        if ir.tile_op(stmt.expr) == "copy" and len(found) == 2:
-            yield found[0].buffer, "copy-out", found[1].buffer
-            yield found[1].buffer, "copy-in", found[0].buffer
-            return
-        for region in found:
-            yield region.buffer, "other", None
-        return
-    if isinstance(stmt, ir.Store):
-        yield stmt.buffer, "other", None
-    for expr in ir.own_exprs(stmt):
-        for sub in ir.subexprs(expr):
-            # a load, or the buffer's data pointer handed to a call, which may read anything
-            if sub[0] in ("load", "var"):
-                yield sub[1], "other", None
-
-
-def _frag_declaration(source: str, buffer: str) -> list:
-    pattern = re.compile(rf"^\s*\w+ {re.escape(buffer)}_frag\[\d+\];\s*$")
-    return [f"CUDA: {line.strip()}" for line in source.splitlines() if pattern.match(line)][:1]
+            if reads[0][2]:
+                declaration = ctx.facts.cuda_declaration(fragment)
+                ctx.report(reads[0][2], ReducedSharedTile(name, buffer.declared_line, fills[0]),
+                           evidence=[f"CUDA: {declaration[1]}"] if declaration else [])

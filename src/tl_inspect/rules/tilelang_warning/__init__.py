@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 from tl_inspect import ir
-from tl_inspect.analysis.initialization import first_accesses, uninitialised
-from tl_inspect.model import STAGE_FRONTEND
-from tl_inspect.rules.base import Rule, RuleContext
+from tl_inspect.analysis.initialization import WRITE
+from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 # tl.LegalizeVectorizedLoop (src/transform/legalize_vectorized_loop.cc)
 SERIAL_FALLBACK = re.compile(r"T\.vectorized loop over `(?P<var>\w+)` with extent (?P<extent>\d+) is lowered as "
@@ -16,10 +16,36 @@ SERIAL_FALLBACK = re.compile(r"T\.vectorized loop over `(?P<var>\w+)` with exten
 # tl.VerifyBufferInit (src/transform/verify_buffer_init.cc); the location only when a statement has a span
 READ_BEFORE_INIT = re.compile(r"\[\d+\] `(?P<buffer>\w+)` is read before anything writes it"
                               r"(?:\n\s+--> (?P<file>.+?):(?P<line>\d+):\d+)?")
-# VerifyBufferInit's reports on registers belong to missing-clear, which follows them more closely (reads
-# guarded by `if k > 0:`) and cites tilelang's message; on `T.alloc_var`, which starts at zero, they are
-# false alarms (tilelang facts I). Plain reads of shared memory are what missing-clear leaves to tilelang.
-REPORTED_SCOPES = ("shared", "shared.dyn")
+
+
+@dataclass(frozen=True)
+class SerialVectorizedLoop(Violation):
+    """tl.LegalizeVectorizedLoop lowered a `T.vectorized` loop serially."""
+
+    var: str
+    extent: int
+
+    def message(self) -> str:
+        return (f"tilelang lowers this `T.vectorized` loop over `{self.var}` as a serial loop: it found no "
+                f"vectorization plan for it (a scalar accumulator updated inside the loop is the usual cause)")
+
+    def fix_title(self) -> str:
+        return "Load into a local buffer under `T.vectorized`, then accumulate in a `T.serial` or `T.unroll` loop"
+
+
+@dataclass(frozen=True)
+class SharedReadBeforeInit(Violation):
+    """tl.VerifyBufferInit found a shared buffer read before anything writes it."""
+
+    buffer: str
+
+    def message(self) -> str:
+        return (f"tilelang reports that `{self.buffer}` is read before anything writes it (its own check, "
+                f"tl.VerifyBufferInit)")
+
+    def fix_title(self) -> str:
+        return (f"Initialise `{self.buffer}` before its first read (`T.clear`, `T.fill` or a `T.copy` into it), or "
+                f"confirm that the read cannot happen first")
 
 
 class TilelangWarning(Rule):
@@ -81,56 +107,31 @@ class TilelangWarning(Rule):
     fix = "Follow tilelang's advice in the message"
 
     def check(self, ctx: RuleContext) -> None:
-        snapshot = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = snapshot.func() if snapshot else None
-        if func is None:
-            return
-        first = first_accesses(func)
         for warning in ctx.kernel.warnings:
             for match in SERIAL_FALLBACK.finditer(warning):
-                line = _vectorized_loop_line(func, match.group("var"), int(match.group("extent")))
+                var, extent = match.group("var"), int(match.group("extent"))
+                line = next((loop.line for loop in ctx.facts.loops if loop.kind == "vectorized" and loop.var == var
+                             and ir.int_value(loop.extent) == extent and loop.line), None)
                 if line:
-                    ctx.report(line, f"tilelang lowers this `T.vectorized` loop over `{match.group('var')}` "
-                                     f"as a serial loop: it found no vectorization plan for it (a scalar "
-                                     f"accumulator updated inside the loop is the usual cause)",
-                               fix="Load into a local buffer under `T.vectorized`, then accumulate in a "
-                                   "`T.serial` or `T.unroll` loop", evidence=[_first_line(warning)])
+                    ctx.report(line, SerialVectorizedLoop(var, extent), evidence=[_first_line(warning)])
             for match in READ_BEFORE_INIT.finditer(warning):
-                buffer = match.group("buffer")
-                if buffer not in func.buffers or func.scope_of(buffer) not in REPORTED_SCOPES:
+                buffer = ctx.facts.buffer(match.group("buffer"))
+                # registers are missing-clear's, which follows them more closely (reads guarded by
+                # `if k > 0:`); on `T.alloc_var`, which starts at zero, tilelang's report is a false alarm
+                # (tilelang facts I); a shared buffer's read-modify-write of uninitialised memory is
+                # missing-clear's too: what is left is a plain read of shared memory
+                if buffer is None or not buffer.is_shared or buffer.name in ctx.facts.uninitialised_reads:
                     continue
-                if buffer in first and uninitialised(func, first[buffer]):
-                    continue  # a read-modify-write of uninitialised memory: missing-clear's cause
-                line = _user_line(ctx, match) or _first_read_line(func, buffer)
+                line = _user_line(ctx, match) or next(
+                    (a.line for a in ctx.facts.buffer_accesses if a.buffer == buffer.name and a.access != WRITE), None)
                 if line:
-                    ctx.report(line, f"tilelang reports that `{buffer}` is read before anything writes it "
-                                     f"(its own check, tl.VerifyBufferInit)",
-                               fix=f"Initialise `{buffer}` before its first read (`T.clear`, `T.fill` or a "
-                                   f"`T.copy` into it), or confirm that the read cannot happen first",
+                    ctx.report(line, SharedReadBeforeInit(buffer.name),
                                evidence=[f"tilelang: {match.group(0).strip()}"])
-
-
-def _vectorized_loop_line(func: ir.IRFunc, var: str, extent: int) -> int | None:
-    return next((stmt.line for stmt, _ in ir.walk(func.body)
-                 if isinstance(stmt, ir.For) and stmt.kind == "vectorized" and stmt.var == var
-                 and ir.int_value(stmt.extent) == extent and stmt.line), None)
 
 
 def _user_line(ctx: RuleContext, match) -> int | None:
     if match.group("file") and os.path.realpath(match.group("file")) == os.path.realpath(ctx.kernel.file):
         return int(match.group("line"))
-    return None
-
-
-def _first_read_line(func: ir.IRFunc, buffer: str) -> int | None:
-    """The line of the first statement, in program order, that reads `buffer`."""
-    for stmt, ancestors in ir.walk(func.body):
-        if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr):
-            read = any(r.buffer == buffer and r.access != ir.REGION_WRITE for r in ir.regions(stmt.expr))
-        else:
-            read = any(load[1] == buffer for e in ir.own_exprs(stmt) for load in ir.loads_of(e))
-        if read:
-            return ir.stmt_line(stmt, ancestors)
     return None
 
 
