@@ -12,11 +12,16 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tl_inspect import ir
 from tl_inspect.analysis.indexing import RUNTIME_VALUE, affine, coefficient
+from tl_inspect.model import STAGE_VECTORIZE
+
+if TYPE_CHECKING:
+    from tl_inspect.analysis.kernel import KernelModel, Store
 
 # index points tried when looking for two parallel iterations that update the same element
 MAX_FRONTEND_POINTS = 1 << 16
@@ -28,6 +33,43 @@ MAX_THREAD_POINTS = 1 << 17
 class Collision:
     variables: tuple  # parallel loop variables the index does not advance with, outermost first
     per_element: int | None  # iterations that update one element, when known
+
+
+@dataclass(frozen=True)
+class ReadModifyWrite:
+    """A store in `T.Parallel` that reads the element it writes, where parallel iterations collide."""
+
+    store: Store
+    collision: Collision
+    lowered: LoweredStores  # its stores after `tl.VectorizeLoop`
+    advances: bool  # its index moves with the innermost parallel variable
+
+
+def read_modify_writes(model: KernelModel) -> list:
+    """Every colliding read-modify-write of the kernel, in program order. `T.alloc_reducer` fragments
+    are left out: `acc[i] += ...` in `T.Parallel` is their intended use."""
+    reducers = {region.buffer for op in model.tile_ops if "reducer" in op.op for region in op.regions}
+    snapshot = model.kernel.snapshot(STAGE_VECTORIZE)
+    lowered_func = snapshot.func() if snapshot else None
+    found = []
+    for store in model.stores:
+        nest = store.nest
+        if not nest or not store.stmt.line or store.buffer in reducers:
+            continue
+        if not any(load[1] == store.buffer for load in ir.loads_of(store.value)):
+            continue
+        nest_vars = {loop.var for loop in nest}
+        # the guards inside the nest (those outside it cannot use its variables)
+        conditions = [c for c in store.conditions if ir.vars_of(c) & nest_vars]
+        collision = find_collision([(loop.var, loop.extent) for loop in nest], store.indices, conditions)
+        if collision is None:
+            continue
+        env = {**model.env(), **{loop.var: 0 for loop in store.loops}}
+        innermost = nest[-1]
+        found.append(ReadModifyWrite(
+            store, collision, LoweredStores.of(lowered_func, store.buffer, store.stmt.line, model.thread_vars),
+            advances(store.indices, innermost.var, ir.int_value(innermost.extent) or 1, env)))
+    return found
 
 
 def advances(indices, var: str, extent: int, env: dict) -> bool:
@@ -106,19 +148,12 @@ class LoweredStores:
         self.thread_vars = thread_vars  # name -> extent
 
     @classmethod
-    def of(cls, func: ir.IRFunc | None, store: ir.Store, thread_vars: dict) -> LoweredStores:
-        """The stores of `func` (the lowered kernel) to `store`'s buffer at its line; `thread_vars`
-        names the threadIdx variables."""
-        if func is None:
-            return cls([], {})
-        found = []
-        extents: dict[str, int] = {}
-        for stmt, ancestors in ir.walk(func.body):
-            if isinstance(stmt, ir.Attr) and stmt.key == "thread_extent" and stmt.node in thread_vars:
-                extents[stmt.node] = ir.int_value(stmt.value) or 1
-            if isinstance(stmt, ir.Store) and stmt.line == store.line and stmt.buffer == store.buffer:
-                found.append((stmt, ancestors))
-        return cls(found, extents)
+    def of(cls, func: ir.IRFunc | None, buffer: str, line: int, thread_vars: dict) -> LoweredStores:
+        """The stores of `func` (the lowered kernel) to `buffer` at `line`; `thread_vars`: threadIdx
+        variable -> extent."""
+        found = [(stmt, ancestors) for stmt, ancestors in ir.walk(func.body if func else ())
+                 if isinstance(stmt, ir.Store) and stmt.line == line and stmt.buffer == buffer]
+        return cls(found, thread_vars)
 
     def texts(self) -> list:
         """Each lowered store as TIR text, for the evidence."""

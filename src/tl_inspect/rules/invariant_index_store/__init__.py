@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tl_inspect import ir
-from tl_inspect.analysis.collisions import LoweredStores, advances, find_collision
-from tl_inspect.model import STAGE_FRONTEND, STAGE_VECTORIZE
+from tl_inspect.analysis.collisions import ReadModifyWrite, read_modify_writes
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 SHARED_OR_GLOBAL = ("global", "shared", "shared.dyn")
@@ -72,66 +71,40 @@ class InvariantIndexStore(Rule):
            "instead of `+=` in `T.Parallel`")
 
     def check(self, ctx: RuleContext) -> None:
-        frontend = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = frontend.func() if frontend else None
-        if func is None:
-            return
-        reducers = _reducer_buffers(func)
-        lets: dict[str, ir.Expr] = {}
         reported: set[int] = set()
-        for stmt, ancestors in ir.walk(func.body):
-            if isinstance(stmt, ir.Let):
-                lets[stmt.var] = ir.substitute(stmt.value, lets)
+        for rmw in read_modify_writes(ctx.facts):
+            store = rmw.store
+            if store.stmt.line in reported:
                 continue
-            if not isinstance(stmt, ir.Store) or not stmt.line or stmt.line in reported:
-                continue
-            if stmt.buffer in reducers:
-                continue
-            value = ir.substitute(stmt.value, lets)
-            if not any(load[1] == stmt.buffer for load in ir.loads_of(value)):
-                continue
-            nest = [n for n, a in enumerate(ancestors) if isinstance(a, ir.For) and a.kind == "parallel"]
-            if not nest:
-                continue
-            loops = [ancestors[n] for n in nest]
-            indices = tuple(ir.substitute(i, lets) for i in stmt.indices)
-            conditions = [ir.substitute(a.cond, lets) for a in ancestors[nest[0]:] if isinstance(a, ir.If)]
-            collision = find_collision([(loop.var, loop.extent) for loop in loops], indices, conditions)
-            if collision is None:
-                continue
-            store = ir.Store(stmt.buffer, indices, value, stmt.dtype, stmt.line)
-            lowered = _lowered_stores(ctx, store)
-            innermost = loops[-1]
-            env = {a.var: 0 for a in ancestors if isinstance(a, ir.For)}
-            vectorizable = advances(indices, innermost.var, ir.int_value(innermost.extent) or 1, env)
-            violation = self._violation(ctx, func.scope_of(store.buffer), store, vectorizable, collision, lowered)
+            violation = self._violation(ctx, rmw)
             if violation is not None:
                 evidence = [f"TIR: {ir.render_access(store.buffer, store.indices)} = {ir.render(store.value)}"]
-                evidence += [f"TIR after tl.VectorizeLoop: {text}" for text in lowered.texts()[:2]]
-                ctx.report(store.line, violation, evidence=evidence)
-                reported.add(store.line)
+                evidence += [f"TIR after tl.VectorizeLoop: {text}" for text in rmw.lowered.texts()[:2]]
+                ctx.report(store.stmt.line, violation, evidence=evidence)
+                reported.add(store.stmt.line)
 
-    def _violation(self, ctx: RuleContext, scope: str, store: ir.Store, vectorizable: bool, collision,
-                   lowered: LoweredStores) -> RepeatedIndex | None:
+    def _violation(self, ctx: RuleContext, rmw: ReadModifyWrite) -> RepeatedIndex | None:
         """What the collision does, None when it is harmless.
 
         A store that advances with the innermost variable still vectorizes: on a fragment tilelang
         gives each element to one thread (a column sum `acc[j] += X[i, j]` is its efficient form), so
         only a global or shared target with a proven race is reported then."""
-        where = (ir.render_store(store), collision.variables, collision.per_element, scope, store.buffer)
+        store, lowered = rmw.store, rmw.lowered
+        scope = ctx.facts.func.scope_of(store.buffer)
+        resolved = ir.Store(store.buffer, store.indices, store.value, store.stmt.dtype, store.stmt.line)
+        where = (ir.render_store(resolved), rmw.collision.variables, rmw.collision.per_element, scope, store.buffer)
         if scope in SHARED_OR_GLOBAL:
             race = lowered.race()
-            if race is False and not vectorizable:
+            if race is False and not rmw.advances:
                 return SerialStore(*where)
-            if race or (race is None and not vectorizable):
+            if race or (race is None and not rmw.advances):
                 return LostUpdates(*where, threads=race or None)
             return None
-        if vectorizable:
+        if rmw.advances:
             return None
         if scope in THREAD_PRIVATE and lowered.partitioned():
             return PartialResults(*where)
-        return SerialisedReduction(*where, replicas=_replication(ctx, store.buffer),
-                                   scalar=lowered.lanes() == 1)
+        return SerialisedReduction(*where, replicas=_replication(ctx, store.buffer), scalar=lowered.lanes() == 1)
 
 
 @dataclass(frozen=True)
@@ -202,27 +175,6 @@ class SerialisedReduction(RepeatedIndex):
         scalar = " (scalar store)" if self.scalar else ""
         return (f"{self._collision()}: tilelang keeps this correct only by running those iterations one after "
                 f"another on {owners}{scalar}, instead of a parallel reduction")
-
-
-def _lowered_stores(ctx: RuleContext, store: ir.Store) -> LoweredStores:
-    snapshot = ctx.kernel.snapshot(STAGE_VECTORIZE)
-    return LoweredStores.of(snapshot.func() if snapshot else None, store, _thread_var_names(ctx))
-
-
-def _thread_var_names(ctx: RuleContext) -> set:
-    """Names of the threadIdx variables: the frontend binds them with `tl.launch_thread_idx`."""
-    func = ctx.kernel.snapshot(STAGE_FRONTEND).func()
-    return {stmt.var for stmt, _ in ir.walk(func.body)
-            if isinstance(stmt, ir.Let) and stmt.value[:2] == ("call", "tl.launch_thread_idx")}
-
-
-def _reducer_buffers(func: ir.IRFunc) -> set:
-    """Legacy `T.alloc_reducer` fragments: `acc[i] += ...` in `T.Parallel` is their intended use."""
-    out = set()
-    for stmt, _ in ir.walk(func.body):
-        if isinstance(stmt, ir.Eval) and "reducer" in (ir.tile_op(stmt.expr) or ""):
-            out.update(region.buffer for region in ir.regions(stmt.expr))
-    return out
 
 
 def _replication(ctx: RuleContext, buffer: str) -> int:

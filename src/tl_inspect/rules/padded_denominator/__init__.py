@@ -10,7 +10,6 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from tl_inspect import ir
-from tl_inspect.model import STAGE_FRONTEND
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 from tl_inspect.rules.padded_denominator.flow import Padding, PaddingFlow, Division
 
@@ -66,11 +65,7 @@ class PaddedDenominator(Rule):
     fix = "Divide by the true reduction length (`N`), not the padded tile length"
 
     def check(self, ctx: RuleContext) -> None:
-        snapshot = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = snapshot.func() if snapshot else None
-        if func is None:
-            return
-        flow = PaddingFlow(func)
+        flow = PaddingFlow(ctx.facts.func)
         source = _Source(ctx)
         reported: set[int] = set()
         for site in flow.divisions:

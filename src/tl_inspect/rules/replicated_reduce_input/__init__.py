@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tl_inspect import ir
-from tl_inspect.model import STAGE_FRONTEND, Layout
+from tl_inspect.analysis.kernel import Reduce
+from tl_inspect.model import Layout
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 # a fragment replicated this much per thread is a whole row, not the few broadcast values a reduction
@@ -68,18 +68,13 @@ class ReplicatedReduceInput(Rule):
     fix = "Reduce one row per block (`block_m = 1`), or pad rows to a length the thread count splits evenly"
 
     def check(self, ctx: RuleContext) -> None:
-        snapshot = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = snapshot.func() if snapshot else None
-        if func is None:
-            return
         fragments = {layout.name: layout for layout in ctx.kernel.layouts
                      if layout.kind == "buffer" and layout.layout_type == "Fragment"}
         reported: set[str] = set()
-        for stmt, ancestors in ir.walk(func.body):
-            reduce_line = ir.stmt_line(stmt, ancestors)
-            if not (isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) == "reduce" and reduce_line):
+        for reduce in ctx.facts.tile_ops:
+            if not isinstance(reduce, Reduce) or not reduce.line:
                 continue
-            source = ir.regions(stmt.expr)[0].buffer
+            source, reduce_line = reduce.src.buffer, reduce.line
             layout = fragments.get(source)
             if layout is None or source in reported or not _collapsed(layout) or not layout.line:
                 continue
