@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from tl_inspect import ir
 from tl_inspect.model import STAGE_DEVICE
@@ -121,8 +122,18 @@ class LaunchLimitExceeded(Rule):
                        evidence=evidence + [f"device: dyn_shared_memory_buf = {device.dyn_shared_bytes}"])
 
 
+class _LaunchFailure(Violation):
+    """A launch CUDA refuses; each kind names its own fix."""
+
+    fix: ClassVar[str]
+
+    def fix_title(self) -> str:
+        return self.fix
+
+
 @dataclass(frozen=True)
-class GridTooLarge(Violation):
+class GridTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_GRID
     tag: str  # "blockIdx.y"
     blocks: int
     limit: int
@@ -131,12 +142,10 @@ class GridTooLarge(Violation):
         return (f"The grid has {self.blocks} blocks along {self.tag[-1]} (`{self.tag}`), over CUDA's limit of "
                 f"{self.limit}: the kernel compiles, but every launch fails with {LAUNCH_ERROR}")
 
-    def fix_title(self) -> str:
-        return FIX_GRID
-
 
 @dataclass(frozen=True)
-class BlockAxisTooLarge(Violation):
+class BlockAxisTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_THREADS
     tag: str  # "threadIdx.z"
     threads: int
     limit: int
@@ -145,12 +154,10 @@ class BlockAxisTooLarge(Violation):
         return (f"The block has {self.threads} threads along {self.tag[-1]}, over CUDA's limit of {self.limit}: "
                 f"every launch fails with {LAUNCH_ERROR}")
 
-    def fix_title(self) -> str:
-        return FIX_THREADS
-
 
 @dataclass(frozen=True)
-class TooManyThreads(Violation):
+class TooManyThreads(_LaunchFailure):
+    fix: ClassVar[str] = FIX_THREADS
     threads: int
 
     def message(self) -> str:
@@ -158,24 +165,20 @@ class TooManyThreads(Violation):
                 f"the kernel compiles (`__launch_bounds__({self.threads}, 1)`), but every launch fails with "
                 f"{LAUNCH_ERROR}")
 
-    def fix_title(self) -> str:
-        return FIX_THREADS
-
 
 @dataclass(frozen=True)
-class StaticSharedTooLarge(Violation):
+class StaticSharedTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_SHARED
     size: int  # bytes of `__shared__` arrays
 
     def message(self) -> str:
         return (f"The kernel declares {_kib(self.size)} of static `__shared__` memory, over the "
                 f"{_kib(MAX_STATIC_SHARED)} a `__shared__` array may use: nvcc rejects it ('uses too much shared data')")
 
-    def fix_title(self) -> str:
-        return FIX_SHARED
-
 
 @dataclass(frozen=True)
-class SharedMemoryTooLarge(Violation):
+class SharedMemoryTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_SHARED
     size: int  # bytes of shared memory per block, static and dynamic
     limit_kib: int
     arch: str
@@ -183,9 +186,6 @@ class SharedMemoryTooLarge(Violation):
     def message(self) -> str:
         return (f"Each block needs {_kib(self.size)} of shared memory, over the {self.limit_kib} KiB per block that "
                 f"{self.arch} allows: the kernel compiles, but every launch fails with {SHARED_ERROR}")
-
-    def fix_title(self) -> str:
-        return FIX_SHARED
 
 
 def _kernel_line(facts) -> int | None:
