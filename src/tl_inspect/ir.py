@@ -26,6 +26,7 @@ BINARY_OPS = frozenset(
     {"add", "sub", "mul", "div", "floordiv", "floormod", "mod", "min", "max",
      "eq", "ne", "lt", "le", "gt", "ge", "and", "or"}
 )
+INTEGER_DTYPES = ("int", "uint")
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "floormod": "%",
             "mod": "%", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
             "and": "and", "or": "or"}
@@ -138,13 +139,8 @@ class Snapshot:
         return self.funcs[0] if self.funcs else None
 
 
-# ---------------------------------------------------------------- statement walking
-
 def children(stmt) -> tuple:
-    if isinstance(stmt, If):
-        return stmt.then + stmt.orelse
-    body = getattr(stmt, "body", None)
-    return body if body is not None else ()
+    return stmt.then + stmt.orelse if isinstance(stmt, If) else getattr(stmt, "body", None) or ()
 
 
 def walk(stmts, ancestors: tuple = ()) -> Iterator[tuple]:
@@ -156,11 +152,9 @@ def walk(stmts, ancestors: tuple = ()) -> Iterator[tuple]:
 
 def stmt_line(stmt, ancestors=()) -> int | None:
     """The statement's own Python line, else that of its nearest ancestor that has one."""
-    if getattr(stmt, "line", None):
-        return stmt.line
-    for anc in reversed(ancestors):
-        if getattr(anc, "line", None):
-            return anc.line
+    for node in (stmt, *reversed(ancestors)):
+        if getattr(node, "line", None):
+            return node.line
     return None
 
 
@@ -178,8 +172,6 @@ def own_exprs(stmt) -> tuple:
         return (stmt.value,)
     return ()
 
-
-# ---------------------------------------------------------------- expressions
 
 def subexprs(expr) -> Iterator[Expr]:
     """Every sub-expression, the expression itself first, then its operands in order. Iterative: a sum
@@ -222,33 +214,6 @@ def int_value(expr) -> int | None:
     return expr[1] if isinstance(expr, tuple) and expr and expr[0] == "int" else None
 
 
-def linear_coeff(expr, var: str) -> int | None:
-    """Coefficient of `var` when `expr` is affine in it with an integer coefficient, else None."""
-    head = expr[0]
-    if head == "var":
-        return 1 if expr[1] == var else 0
-    if head in ("int", "float"):
-        return 0
-    if not uses(expr, var):
-        return 0
-    if head in ("add", "sub"):
-        a, b = linear_coeff(expr[1], var), linear_coeff(expr[2], var)
-        if a is None or b is None:
-            return None
-        return a + b if head == "add" else a - b
-    if head == "mul":
-        left, right = expr[1], expr[2]
-        for scaled, factor in ((left, right), (right, left)):
-            k = int_value(factor)
-            if k is not None:
-                c = linear_coeff(scaled, var)
-                return None if c is None else c * k
-        return None
-    if head == "cast":
-        return linear_coeff(expr[2], var)
-    return None
-
-
 def render(expr) -> str:
     """An expression as the user would write it (`bx * 1024 + i + 1`, parentheses only where needed):
     the one renderer of every message and every piece of evidence."""
@@ -258,10 +223,9 @@ def render(expr) -> str:
     if head == "int":
         return str(expr[1])
     if head == "float":
-        value = expr[1]
-        return str(int(value)) if float(value).is_integer() else repr(value)
+        return str(int(expr[1])) if float(expr[1]).is_integer() else repr(expr[1])
     if head == "load":
-        return f"{expr[1]}[{', '.join(render(i) for i in expr[2])}]"
+        return render_access(expr[1], expr[2])
     if head == "ramp":
         base = render(expr[1])
         return f"{base}:{base} + {expr[3]}" if int_value(expr[2]) == 1 else (
@@ -270,7 +234,7 @@ def render(expr) -> str:
         return f"T.Broadcast({render(expr[1])}, {expr[2]})"
     if head == "cast":
         # index arithmetic is widened to int64 by lowering: the user never wrote those casts
-        return render(expr[2]) if expr[1].startswith(("int", "uint")) else f"T.Cast({expr[1]!r}, {render(expr[2])})"
+        return render(expr[2]) if expr[1].startswith(INTEGER_DTYPES) else f"T.Cast({expr[1]!r}, {render(expr[2])})"
     if head == "select":
         return f"T.if_then_else({render(expr[1])}, {render(expr[2])}, {render(expr[3])})"
     if head == "call":
@@ -284,7 +248,7 @@ def render(expr) -> str:
         left = _operand(expr[1], level)
         # at equal precedence the right operand keeps its parentheses unless regrouping cannot change
         # the value: a + (b - c) == a + b - c, a * (b * c) == a * b * c, but a * (b // c) != a * b // c
-        right_head = _strip_int_casts(expr[2])[0]
+        right_head = uncast(expr[2], INTEGER_DTYPES)[0]
         regroupable = right_head == head and head in ("add", "mul", "and", "or") or (
             head == "add" and right_head == "sub")
         right = render(expr[2])
@@ -294,17 +258,23 @@ def render(expr) -> str:
     return str(expr[1])
 
 
+def render_access(buffer: str, indices) -> str:
+    """`buf[i, j]`: an element of a buffer as the user would index it."""
+    return f"{buffer}[{', '.join(render(i) for i in indices)}]"
+
+
 _PRECEDENCE = {"or": 1, "and": 2, "not": 3, "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4,
                "add": 5, "sub": 5, "mul": 6, "div": 6, "floordiv": 6, "floormod": 6, "mod": 6}
 
 
 def _operand(expr, level: int) -> str:
     text = render(expr)
-    return f"({text})" if _PRECEDENCE.get(_strip_int_casts(expr)[0], 99) < level else text
+    return f"({text})" if _PRECEDENCE.get(uncast(expr, INTEGER_DTYPES)[0], 99) < level else text
 
 
-def _strip_int_casts(expr):
-    while expr[0] == "cast" and expr[1].startswith(("int", "uint")):
+def uncast(expr, dtypes: tuple = ("",)):
+    """`expr` without the casts around it, of every dtype or only of those starting with `dtypes`."""
+    while expr[0] == "cast" and expr[1].startswith(dtypes):
         expr = expr[2]
     return expr
 
@@ -313,7 +283,7 @@ def dtype_bits(dtype: str) -> int:
     """Bits of one element of a TVM dtype string such as "float16x8" or "bfloat16"."""
     base = dtype.split("x")[0]
     digits = "".join(ch for ch in base if ch.isdigit())
-    if base.startswith("float8") or base.startswith("float4") or base.startswith("float6"):
+    if base.startswith(("float8", "float4", "float6")):
         return int(base[5])
     return int(digits) if digits else 32
 
@@ -333,11 +303,10 @@ def _trunc_div(a, b):
 
 
 _OPS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide,
-    "floormod": np.mod, "div": _trunc_div, "mod": lambda a, b: a - b * _trunc_div(a, b),
-    "min": np.minimum, "max": np.maximum, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
-    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "and": np.logical_and,
-    "or": np.logical_or,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide, "floormod": np.mod,
+    "div": _trunc_div, "mod": lambda a, b: a - b * _trunc_div(a, b), "min": np.minimum, "max": np.maximum,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal, "and": np.logical_and, "or": np.logical_or,
 }
 
 
@@ -349,11 +318,9 @@ def evaluate(expr, env: dict, default=None):
     if head == "int":
         return expr[1]
     if head == "var":
-        if expr[1] in env:
-            return env[expr[1]]
-        if default is None:
+        if expr[1] not in env and default is None:
             raise KeyError(expr[1])
-        return default
+        return env.get(expr[1], default)
     if head == "cast":
         return evaluate(expr[2], env, default)
     if head == "select" or (head == "call" and expr[1] == "tirx.if_then_else" and len(expr[2]) == 3):
@@ -388,8 +355,6 @@ def substitute(expr, env: dict):
     return tuple(out)
 
 
-# ---------------------------------------------------------------- tile operators
-
 # access modes of a `tl.region(buf[start], access, *extents)` argument of a tile operator
 REGION_READ, REGION_WRITE, REGION_READ_WRITE = 1, 2, 3
 
@@ -423,7 +388,7 @@ def regions(expr) -> list:
 
 def render_store(store: Store, limit: int = 90) -> str:
     """`O[i] += X[i, j]` for an accumulation, `m[i] = T.max(m[i], x[i, j])` for any other store."""
-    target = f"{store.buffer}[{', '.join(render(i) for i in store.indices)}]"
+    target = render_access(store.buffer, store.indices)
     value = store.value
     text = f"{target} = {render(value)}"
     if value[0] == "add":

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tl_inspect import ir
+from tl_inspect.analysis.collisions import advances
 from tl_inspect.analysis.units import MemRef, Unit, count, product
-from tl_inspect.indexing import (RUNTIME_VALUE, Grid, affine, aligned_run, coefficient, comparisons,
-                                 misalignment)
+from tl_inspect.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
 from tl_inspect.model import THREAD_ORDER, Access, Cause
 
 if TYPE_CHECKING:
@@ -199,34 +199,17 @@ class UnitPlan:
                 causes.append(self._tail_cause(cond, bound, MAX_VECTOR_BITS // min(r.bits for r in self.unit.refs)))
         return causes
 
-    def advances(self, indices) -> bool:
-        """Whether an index moves with the lane variable: every lane step reaches another element
-        (`y[(i * 8 + j) // 128, (i * 8 + j) % 128]` does; `acc[i // 8]` does not)."""
-        if self.inner is None:
-            return True
-        extent = dict(self.unit.loops).get(self.inner) or 1
-        env = {**self.facts.env(), **{v: 0 for v, _ in self.unit.loops + self.unit.outer},
-               self.inner: np.arange(extent, dtype=np.int64)}
-        points = []
-        for index in indices:
-            try:
-                points.append(np.broadcast_to(ir.evaluate(index, env, default=RUNTIME_VALUE), (extent,)))
-            except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
-                poly = affine(index)
-                return poly is None or bool(coefficient(poly, self.inner))
-        if not points:
-            return False
-        return len({tuple(p) for p in np.stack(points, axis=1).tolist()}) == extent
-
     def _invariant_store_causes(self) -> list:
         """A store whose index does not advance with the lane variable: tilelang scalarizes the loop."""
-        if self.unit.kind != "parallel":
+        if self.unit.kind != "parallel" or self.inner is None:
             return []
         stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + list(self.unit.local_stores)
-        return [Cause("invariant-store", buffer=buffer, index=f"{buffer}[{', '.join(ir.render(i) for i in indices)}]",
+        extent = dict(self.unit.loops).get(self.inner) or 1
+        env = {**self.facts.env(), **{v: 0 for v, _ in self.unit.loops + self.unit.outer}}
+        return [Cause("invariant-store", buffer=buffer, index=ir.render_access(buffer, indices),
                       index_line=self.unit.line,
-                      loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "")
-                for buffer, indices in stores if not self.advances(indices)]
+                      loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner)
+                for buffer, indices in stores if not advances(indices, self.inner, extent, env)]
 
     def _limiters(self) -> list:
         """(cause, fixable) for memory accesses of the loop whose index defeats the vectorizer."""

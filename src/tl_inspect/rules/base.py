@@ -74,6 +74,10 @@ class Violation:
     fields are its arguments; `message()` and `fix_title()` phrase them (ruff's violation structs, LLVM's
     remark name and arguments). A subclass is declared `@dataclass(frozen=True)` beside its rule."""
 
+    # a rule whose remarks differ in gravity (TLV003: a race is an error, a serialised reduction a
+    # warning) gives each remark its own; None: the rule's severity
+    severity: ClassVar[str | None] = None
+
     def message(self) -> str:
         raise NotImplementedError
 
@@ -139,7 +143,7 @@ class RuleContext:
     def report(self, line: int, violation: Violation | str, *, fix: str | None = None, end_line: int | None = None,
                cuda_lines: Iterable[int] | None = None, evidence: Iterable[str] = (),
                expected_bits: int | None = None, emitted_bits: int | None = None,
-               severity: str | None = None, col: int | None = None, cost: Cost | None = None,
+               col: int | None = None, cost: Cost | None = None,
                proof: Proof | None = None) -> None:
         if isinstance(violation, str):  # TRANSITION: rules not yet converted to violation types
             violation = _Sentence(violation, fix)
@@ -149,7 +153,7 @@ class RuleContext:
             text = self.line_text(line)
             col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
         self.findings.append(Finding(
-            rule=self.rule.code, slug=self.rule.slug, severity=severity or self.rule.severity,
+            rule=self.rule.code, slug=self.rule.slug, severity=violation.severity or self.rule.severity,
             message=violation.message(), fix=violation.fix_title() or self.rule.fix, file=self.kernel.file, line=line,
             kernel=self.kernel.name, end_line=end_line, cuda_lines=tuple(cuda_lines),
             evidence=tuple(evidence), expected_bits=expected_bits, emitted_bits=emitted_bits, col=col,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
 from tl_inspect import ir
-from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND
-from tl_inspect.rules.base import Rule, RuleContext
+from tl_inspect.model import STAGE_DEVICE
+from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 # CUDA's limits on every architecture tilelang targets (CUDA C++ Programming Guide, "Technical
 # Specifications per Compute Capability")
@@ -16,7 +20,6 @@ MAX_STATIC_SHARED = 48 * 1024
 # the opt-in maximum of shared memory per block, in KiB, by compute capability (same table)
 MAX_SHARED_KIB = {"70": 96, "72": 96, "75": 64, "80": 163, "86": 99, "87": 163, "89": 99, "90": 227,
                   "100": 227, "101": 227, "103": 227, "110": 227, "120": 99, "121": 99}
-SHARED_SCOPES = ("shared", "shared.dyn")
 # what the launch raised on an NVIDIA H200 (docs/gpu-impact.md)
 LAUNCH_ERROR = "tilelang's `InternalError` naming the grid and block"
 SHARED_ERROR = "`InternalError: Failed to set the allowed dynamic shared memory size`"
@@ -85,64 +88,115 @@ class LaunchLimitExceeded(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         device = ctx.kernel.snapshot(STAGE_DEVICE)
-        frontend = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = device.func() if device else None
-        source = frontend.func() if frontend else None
-        if func is None or source is None:
+        if device is None or not device.funcs:
             return
-        kernel_line = _kernel_line(source) or ctx.kernel.line
+        kernel_line = _kernel_line(ctx.facts) or ctx.kernel.line
         if kernel_line is None:
             return
-        extents = {tag: ir.int_value(extent) for tag, extent in func.launch.items()}
+        extents = ctx.facts.launch
+        evidence = [f"device launch: {_render_launch(extents)}"]
         for tag, limit in MAX_GRID.items():
             if (extents.get(tag) or 0) > limit:
-                ctx.report(kernel_line, f"The grid has {extents[tag]} blocks along {tag[-1]} (`{tag}`), over "
-                                        f"CUDA's limit of {limit}: the kernel compiles, but every launch fails "
-                                        f"with {LAUNCH_ERROR}",
-                           fix=FIX_GRID, evidence=[f"device launch: {_render_launch(extents)}"])
-        threads = 1
+                ctx.report(kernel_line, GridTooLarge(tag, extents[tag], limit), evidence=evidence)
         for tag, limit in MAX_BLOCK.items():
-            threads *= extents.get(tag) or 1
             if (extents.get(tag) or 0) > limit:
-                ctx.report(kernel_line, f"The block has {extents[tag]} threads along {tag[-1]}, over CUDA's "
-                                        f"limit of {limit}: every launch fails with {LAUNCH_ERROR}",
-                           fix=FIX_THREADS,
-                           evidence=[f"device launch: {_render_launch(extents)}"])
+                ctx.report(kernel_line, BlockAxisTooLarge(tag, extents[tag], limit), evidence=evidence)
+        threads = math.prod(extents.get(tag) or 1 for tag in MAX_BLOCK)
         if threads > MAX_THREADS_PER_BLOCK and all((extents.get(t) or 0) <= m for t, m in MAX_BLOCK.items()):
-            ctx.report(kernel_line, f"The block has {threads} threads, over CUDA's limit of "
-                                    f"{MAX_THREADS_PER_BLOCK} per block: the kernel compiles (`__launch_bounds__"
-                                    f"({threads}, 1)`), but every launch fails with {LAUNCH_ERROR}",
-                       fix=FIX_THREADS,
-                       evidence=[f"device launch: {_render_launch(extents)}"])
-        self._check_shared(ctx, func, source, kernel_line)
+            ctx.report(kernel_line, TooManyThreads(threads), evidence=evidence)
+        self._check_shared(ctx, device.func(), kernel_line)
 
-    def _check_shared(self, ctx: RuleContext, func: ir.IRFunc, source: ir.IRFunc, kernel_line: int) -> None:
-        static = sum(_bytes(info) for info in func.buffers.values() if info.scope == "shared")
-        tiles = sorted((info for info in source.buffers.values() if info.scope in SHARED_SCOPES),
+    def _check_shared(self, ctx: RuleContext, device: ir.IRFunc, kernel_line: int) -> None:
+        static = sum(_bytes(info) for info in device.buffers.values() if info.scope == "shared")
+        tiles = sorted((buffer for buffer in map(ctx.facts.buffer, ctx.facts.func.buffers) if buffer.is_shared),
                        key=_bytes, reverse=True)
-        line = next((info.line for info in tiles if info.line), kernel_line)
-        listed = ", ".join(f"`{info.name}` {_kib(_bytes(info))}" for info in tiles[:4])
+        line = next((buffer.declared_line for buffer in tiles if buffer.declared_line), kernel_line)
+        listed = ", ".join(f"`{buffer.name}` {_kib(_bytes(buffer))}" for buffer in tiles[:4])
         evidence = [f"shared tiles: {listed}"] if listed else []
         if static > MAX_STATIC_SHARED:
-            ctx.report(line, f"The kernel declares {_kib(static)} of static `__shared__` memory, over the "
-                             f"{_kib(MAX_STATIC_SHARED)} a `__shared__` array may use: nvcc rejects it "
-                             f"('uses too much shared data')", fix=FIX_SHARED, evidence=evidence)
+            ctx.report(line, StaticSharedTooLarge(static), evidence=evidence)
         limit_kib = MAX_SHARED_KIB.get(ctx.kernel.arch.removeprefix("sm_").rstrip("af"))
-        total = static + func.dyn_shared_bytes
+        total = static + device.dyn_shared_bytes
         if limit_kib is not None and total > limit_kib * 1024:
-            ctx.report(line, f"Each block needs {_kib(total)} of shared memory, over the {limit_kib} KiB per "
-                             f"block that {ctx.kernel.arch} allows: the kernel compiles, but every launch "
-                             f"fails with {SHARED_ERROR}", fix=FIX_SHARED,
-                       evidence=evidence + [f"device: dyn_shared_memory_buf = {func.dyn_shared_bytes}"])
+            ctx.report(line, SharedMemoryTooLarge(total, limit_kib, ctx.kernel.arch),
+                       evidence=evidence + [f"device: dyn_shared_memory_buf = {device.dyn_shared_bytes}"])
 
 
-def _kernel_line(func: ir.IRFunc) -> int | None:
-    """The `with T.Kernel(...)` line: tilelang gives its block-index loops that line."""
-    return next((stmt.line for stmt, _ in ir.walk(func.body)
-                 if isinstance(stmt, ir.For) and stmt.kind == "thread_binding" and stmt.line), None)
+class _LaunchFailure(Violation):
+    """A launch CUDA refuses; each kind names its own fix."""
+
+    fix: ClassVar[str]
+
+    def fix_title(self) -> str:
+        return self.fix
 
 
-def _bytes(info: ir.BufferInfo) -> int:
+@dataclass(frozen=True)
+class GridTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_GRID
+    tag: str  # "blockIdx.y"
+    blocks: int
+    limit: int
+
+    def message(self) -> str:
+        return (f"The grid has {self.blocks} blocks along {self.tag[-1]} (`{self.tag}`), over CUDA's limit of "
+                f"{self.limit}: the kernel compiles, but every launch fails with {LAUNCH_ERROR}")
+
+
+@dataclass(frozen=True)
+class BlockAxisTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_THREADS
+    tag: str  # "threadIdx.z"
+    threads: int
+    limit: int
+
+    def message(self) -> str:
+        return (f"The block has {self.threads} threads along {self.tag[-1]}, over CUDA's limit of {self.limit}: "
+                f"every launch fails with {LAUNCH_ERROR}")
+
+
+@dataclass(frozen=True)
+class TooManyThreads(_LaunchFailure):
+    fix: ClassVar[str] = FIX_THREADS
+    threads: int
+
+    def message(self) -> str:
+        return (f"The block has {self.threads} threads, over CUDA's limit of {MAX_THREADS_PER_BLOCK} per block: "
+                f"the kernel compiles (`__launch_bounds__({self.threads}, 1)`), but every launch fails with "
+                f"{LAUNCH_ERROR}")
+
+
+@dataclass(frozen=True)
+class StaticSharedTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_SHARED
+    size: int  # bytes of `__shared__` arrays
+
+    def message(self) -> str:
+        return (f"The kernel declares {_kib(self.size)} of static `__shared__` memory, over the "
+                f"{_kib(MAX_STATIC_SHARED)} a `__shared__` array may use: nvcc rejects it ('uses too much shared data')")
+
+
+@dataclass(frozen=True)
+class SharedMemoryTooLarge(_LaunchFailure):
+    fix: ClassVar[str] = FIX_SHARED
+    size: int  # bytes of shared memory per block, static and dynamic
+    limit_kib: int
+    arch: str
+
+    def message(self) -> str:
+        return (f"Each block needs {_kib(self.size)} of shared memory, over the {self.limit_kib} KiB per block that "
+                f"{self.arch} allows: the kernel compiles, but every launch fails with {SHARED_ERROR}")
+
+
+def _kernel_line(facts) -> int | None:
+    """The `with T.Kernel(...)` line: tilelang gives its block-index loops, the outermost of every
+    statement, that line."""
+    return next((loop.line for statement in (*facts.stores, *facts.tile_ops) for loop in statement.loops
+                 if loop.kind == "thread_binding" and loop.line), None)
+
+
+def _bytes(info) -> int:
+    """Bytes of a buffer (an `ir.BufferInfo` or a model `Buffer`), 0 for a run-time shape."""
     count = 1
     for extent in info.shape:
         if not isinstance(extent, int):

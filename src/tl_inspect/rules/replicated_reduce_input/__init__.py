@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from tl_inspect import ir
-from tl_inspect.model import STAGE_FRONTEND, Layout
-from tl_inspect.rules.base import Rule, RuleContext
+import math
+from dataclasses import dataclass
+
+from tl_inspect.analysis.statements import Reduce
+from tl_inspect.model import Layout
+from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 # a fragment replicated this much per thread is a whole row, not the few broadcast values a reduction
 # output or a row statistic legitimately keeps on every thread
@@ -65,18 +68,13 @@ class ReplicatedReduceInput(Rule):
     fix = "Reduce one row per block (`block_m = 1`), or pad rows to a length the thread count splits evenly"
 
     def check(self, ctx: RuleContext) -> None:
-        snapshot = ctx.kernel.snapshot(STAGE_FRONTEND)
-        func = snapshot.func() if snapshot else None
-        if func is None:
-            return
         fragments = {layout.name: layout for layout in ctx.kernel.layouts
                      if layout.kind == "buffer" and layout.layout_type == "Fragment"}
         reported: set[str] = set()
-        for stmt, ancestors in ir.walk(func.body):
-            reduce_line = ir.stmt_line(stmt, ancestors)
-            if not (isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) == "reduce" and reduce_line):
+        for reduce in ctx.facts.tile_ops:
+            if not isinstance(reduce, Reduce) or not reduce.line:
                 continue
-            source = ir.regions(stmt.expr)[0].buffer
+            source, reduce_line = reduce.src.buffer, reduce.line
             layout = fragments.get(source)
             if layout is None or source in reported or not _collapsed(layout) or not layout.line:
                 continue
@@ -84,25 +82,34 @@ class ReplicatedReduceInput(Rule):
                      and (other.thread, other.replicate) == (layout.thread, layout.replicate)]
             # one finding per replicated layout: a layer norm reduces both `x` and `x * x`
             reported.update([source, *alike])
-            also = (f"; `{'`, `'.join(alike)}` {'shares' if len(alike) == 1 else 'share'} the layout"
-                    if alike else "")
-            ctx.report(layout.line,
-                       f"`{source}` {_shape(layout.input_shape)}, the input of the `T.reduce_*` on line "
-                       f"{reduce_line}, is replicated on {layout.replicate} threads: each of the "
-                       f"{layout.thread_size} threads holds {_per_thread(layout)} elements, whole rows that "
-                       f"{layout.replicate} threads load and compute alike{also}",
+            ctx.report(layout.line, ReplicatedTile(source, layout.input_shape, reduce_line, layout.replicate,
+                                                   layout.thread_size, _per_thread(layout), tuple(alike)),
                        evidence=[f"layout: {_describe(layout)}"])
 
+
+@dataclass(frozen=True)
+class ReplicatedTile(Violation):
+    buffer: str  # the input of the reduction
+    shape: tuple
+    reduce_line: int
+    replicate: int  # threads holding each element
+    threads: int
+    per_thread: int  # elements each thread holds
+    alike: tuple  # other fragments with the same replicated layout
+
+    def message(self) -> str:
+        also = (f"; `{'`, `'.join(self.alike)}` {'shares' if len(self.alike) == 1 else 'share'} the layout"
+                if self.alike else "")
+        return (f"`{self.buffer}` {_shape(self.shape)}, the input of the `T.reduce_*` on line {self.reduce_line}, "
+                f"is replicated on {self.replicate} threads: each of the {self.threads} threads holds "
+                f"{self.per_thread} elements, whole rows that {self.replicate} threads load and compute alike{also}")
 
 def _collapsed(layout: Layout) -> bool:
     return layout.replicate > 1 and _per_thread(layout) >= MIN_ELEMENTS_PER_THREAD
 
 
 def _per_thread(layout: Layout) -> int:
-    count = 1
-    for extent in layout.output_shape:
-        count *= extent
-    return count
+    return math.prod(layout.output_shape)
 
 
 def _shape(shape: tuple) -> str:
