@@ -116,15 +116,5 @@ def round_up(value: int, width: int) -> int:
     return -(-value // width) * width
 
 
-def causes_table(owner: Callable[[str], str]) -> str:
-    """docs/verdicts.md's table of causes, from the declarations; `owner(kind)` names the rule."""
-    rows = ["| cause | what it is | proof (the one change rebuilt and lowered again) | owner |",
-            "|---|---|---|---|"]
-    for kind in KINDS.values():
-        who = "the owner of that cause" if kind.follows_origin else owner(kind.name)
-        rows.append(f"| `{kind.name}` | {kind.summary()} | {kind.proved_by} | {who} |")
-    return "\n".join(rows) + "\n"
-
-
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")

@@ -28,7 +28,7 @@ from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.layout_view import layout_view
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
-from tl_inspect.wording import plural
+from tl_inspect.wording import byte_count, plural
 
 ASSET_NAMES = ("report.css", "report.js")
 
@@ -262,7 +262,7 @@ def _access_view(a, cuda_count: int) -> AccessView:
     return AccessView(
         buffer=a.buffer, kind=a.json_kind, dtype=a.dtype, line=a.line,
         cuda=tuple(n for n in a.cuda_lines if 0 < n <= cuda_count)[:3], bits=a.bits, max_bits=a.max_bits,
-        lane_stride="" if a.lane_stride_bytes is None else f"{a.lane_stride_bytes} B",
+        lane_stride="" if a.lane_stride_bytes is None else byte_count(a.lane_stride_bytes),
         sectors=f"{a.request_bytes} B / {a.sectors}" if a.sectors else "",
         elements_per_thread=a.elements_per_thread, share=f"{100 * a.share:.0f}%", verdict=a.verdict or "",
         cause=cause or "", cost=f"{a.cost:.2f}x" if a.cost is not None else "",
@@ -281,7 +281,7 @@ def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
         proof_change=proof.change if proof else "", proof_before=proof.cuda_before if proof else "",
         proof_after=proof.cuda_after if proof else "",
         proof_summary=(f"{proof.bits_before} → {proof.bits_after} bits, neighbouring threads "
-                       f"{proof.stride_before} B → {proof.stride_after} B apart") if proof else "",
+                       f"{byte_count(proof.stride_before)} → {byte_count(proof.stride_after)} apart") if proof else "",
     )
 
 
