@@ -6,8 +6,8 @@
 * `indexing`: the index algebra those facts are read with (affine forms, footprints over the thread
   block, alignment);
 * `causes`: why one global access is narrower or less coalesced than its footprint allows, as
-  structured `Cause` values from a closed list, never prose;
+  structured `Cause` values of the kinds `tl_inspect.causes` declares, never prose;
 * `cost`: what an access costs on an H200, from the measured table, and its weight in the kernel;
-* `verdicts`: one verdict per global access, and which rule owns each cause.
-Messages are rendered by the rule that owns a cause, from the verdict's fields.
+* `verdicts`: one verdict per global access.
+Messages are phrased by each cause's kind, from its fields; rules declare which kinds they report.
 """

@@ -32,7 +32,8 @@ class MisalignedOffset(CauseKind):
     def change(c: Cause) -> str | None:
         if not c.buffer or c.offset_value is None:
             return None
-        return f"the offset of {c.buffer} moved by {plural(c.offset_value % c.width, 'element')} to a multiple of {c.width}"
+        shift = plural(c.offset_value % c.width, "element")
+        return f"the offset of {c.buffer} moved by {shift} to a multiple of {c.width}"
 
     @staticmethod
     def rewrite(func, c: Cause):

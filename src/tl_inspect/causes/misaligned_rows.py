@@ -25,7 +25,8 @@ class MisalignedRows(CauseKind):
         if c.row_value is not None:
             return (f"pad the row length to a multiple of {c.width} ({c.row} -> {round_up(c.row_value, c.width)}) "
                     f"and slice the padding off outside the kernel")
-        return f"if {c.row} is always a multiple of {c.width}, say so with T.assume({c.row} % {c.width} == 0); otherwise pad the rows"
+        return (f"if {c.row} is always a multiple of {c.width}, say so with T.assume({c.row} % {c.width} == 0); "
+                f"otherwise pad the rows")
 
     @staticmethod
     def chain_answer(c: Cause) -> str:

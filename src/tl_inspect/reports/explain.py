@@ -121,15 +121,14 @@ def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles) 
     access = min(members, key=lambda a: (a.proof is None, a.kind != "store"))
     title = (f"{accesses_text(members)}, line {access.line}: {access.bits}-bit"
              + (f", up to {access.max_bits}-bit" if access.max_bits else "") + f" ({access.verdict})")
+    line_text = (sources.line(kernel.file, access.line) if access.line else None) or ""
     failed = _failed_step(access)
     steps = []
     for number, (step, question) in enumerate(CHAIN, 1):
+        answer = _failed_answer(access, sources, kernel) if step == failed else _passed_answer(step, access, line_text)
+        steps.append(ChainStep(number, question, _mark(step, failed, access), answer, step == failed))
         if step == failed:
-            steps.append(ChainStep(number, question, _mark(step, failed, access),
-                                   _failed_answer(access, sources, kernel), True))
             break
-        steps.append(ChainStep(number, question, _mark(step, failed, access),
-                               _passed_answer(step, access, sources.line(kernel.file, access.line) or ""), False))
     return ExplainGroup(
         title=title, evidence=tuple(evidence_lines(kernel, access.line, access.cuda_lines, sources)[1:]),
         steps=tuple(steps), outcome=f"stopped at step {len(steps)}." if failed else _unfailed(access),

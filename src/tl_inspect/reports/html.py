@@ -281,7 +281,8 @@ def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
         proof_change=proof.change if proof else "", proof_before=proof.cuda_before if proof else "",
         proof_after=proof.cuda_after if proof else "",
         proof_summary=(f"{proof.bits_before} → {proof.bits_after} bits, neighbouring threads "
-                       f"{byte_count(proof.stride_before)} → {byte_count(proof.stride_after)} apart") if proof else "",
+                       f"{byte_count(proof.stride_before)} → {byte_count(proof.stride_after)} apart")
+        if proof else "",
     )
 
 
