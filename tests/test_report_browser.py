@@ -113,7 +113,7 @@ def test_explain_panel_shows_each_step_and_links_the_access_to_its_line(report_r
     assert failed.locator(".question").inner_text() == "Is the bounds check uniform inside the vector group?"
     assert "2047 is not a multiple of 8" in failed.locator(".answer").inner_text()
     assert page.locator(".explain .outcome").inner_text() == "stopped at step 2."
-    assert "uint4" in page.locator(".explain .proof pre.after").inner_text()
+    assert "uint4" in page.locator(".explain .explain-proof pre.after").inner_text()
     page.locator(".explain-group h3").scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "explain.png"), full_page=False)
     page.click(".explain-group h3 a")
