@@ -53,12 +53,17 @@ def classes(page, selector: str) -> set[str]:
     return set(page.get_attribute(selector, "class").split())
 
 
-def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, monkeypatch):
+def open_add_2047(report_run, tmp_path, page, monkeypatch) -> None:
+    """The report written under `tmp_path`, open at the kernel page of add_2047."""
     monkeypatch.chdir(ROOT)
     report = tmp_path / "report"
     write_html(report_run, str(report))
     add = next(r.kernel for r in report_run.reports if r.kernel.name == "add_2047")
     page.goto((report / kernel_href(KERNELS_FILE, add)).as_uri())
+
+
+def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, monkeypatch):
+    open_add_2047(report_run, tmp_path, page, monkeypatch)
 
     # Python line 15 produced CUDA lines 19-21, the serial lane loop, its guard and the store (the
     # inspector's line map); the other CUDA lines stay plain
@@ -97,11 +102,7 @@ def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, 
 
 
 def test_explain_panel_shows_each_step_and_links_the_access_to_its_line(report_run, tmp_path, page, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    report = tmp_path / "report"
-    write_html(report_run, str(report))
-    add = next(r.kernel for r in report_run.reports if r.kernel.name == "add_2047")
-    page.goto((report / kernel_href(KERNELS_FILE, add)).as_uri())
+    open_add_2047(report_run, tmp_path, page, monkeypatch)
 
     assert not page.is_visible(".explain ol.chain")
     page.click(".explain > summary")
