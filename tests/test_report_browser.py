@@ -53,12 +53,17 @@ def classes(page, selector: str) -> set[str]:
     return set(page.get_attribute(selector, "class").split())
 
 
-def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, monkeypatch):
+def open_add_2047(report_run, tmp_path, page, monkeypatch) -> None:
+    """The report written under `tmp_path`, open at the kernel page of add_2047."""
     monkeypatch.chdir(ROOT)
     report = tmp_path / "report"
     write_html(report_run, str(report))
     add = next(r.kernel for r in report_run.reports if r.kernel.name == "add_2047")
     page.goto((report / kernel_href(KERNELS_FILE, add)).as_uri())
+
+
+def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, monkeypatch):
+    open_add_2047(report_run, tmp_path, page, monkeypatch)
 
     # Python line 15 produced CUDA lines 19-21, the serial lane loop, its guard and the store (the
     # inspector's line map); the other CUDA lines stay plain
@@ -94,6 +99,26 @@ def test_kernel_page_links_lines_and_walks_findings(report_run, tmp_path, page, 
     page.keyboard.press("u")
     page.wait_for_url("**/index.html")
     assert (tmp_path / "kernel-page.png").stat().st_size > 10_000
+
+
+def test_explain_panel_shows_each_step_and_links_the_access_to_its_line(report_run, tmp_path, page, monkeypatch):
+    open_add_2047(report_run, tmp_path, page, monkeypatch)
+
+    assert not page.is_visible(".explain ol.chain")
+    page.click(".explain > summary")
+    steps = page.locator(".explain ol.chain > li")
+    assert steps.count() == 2
+    assert "passed" in classes(page, ".explain ol.chain > li:nth-child(1)")
+    failed = page.locator(".explain ol.chain > li.failed")
+    assert failed.locator(".mark").inner_text() == "NO"
+    assert failed.locator(".question").inner_text() == "Is the bounds check uniform inside the vector group?"
+    assert "2047 is not a multiple of 8" in failed.locator(".answer").inner_text()
+    assert page.locator(".explain .outcome").inner_text() == "stopped at step 2."
+    assert "uint4" in page.locator(".explain .explain-proof pre.after").inner_text()
+    page.locator(".explain-group h3").scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "explain.png"), full_page=False)
+    page.click(".explain-group h3 a")
+    assert page.evaluate("location.hash") == "#py-15"
 
 
 def test_index_sorts_and_filters(report_run, tmp_path, page, monkeypatch):

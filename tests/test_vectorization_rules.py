@@ -13,6 +13,7 @@ from conftest import FIXTURES, kernel_named
 from tl_inspect import ir
 from tl_inspect.model import VERDICTS
 from tl_inspect.rules import check_kernel, find_rule, registered_rules
+from tl_inspect.rules.base import owner_of
 from tl_inspect.model import KernelReport
 from tl_inspect.suppressions import suppress
 
@@ -180,21 +181,32 @@ def test_indices_render_as_written():
     assert ir.render(("cast", "int64", ("add", i, n))) == "i + N"
 
 
-def test_the_rules_table_names_an_owner_for_every_cause():
-    from tl_inspect.analysis.causes import CAUSES
-    from tl_inspect.analysis.verdicts import owner
-    from tl_inspect.model import Cause
+def test_every_cause_kind_has_exactly_one_owner():
+    from tl_inspect.causes import KINDS
 
-    slugs = {r.slug for r in RULES}
-    for kind in CAUSES:
-        assert owner(Cause(kind)) in slugs, kind
-    assert find_rule("lane-dependent-predicate").slug == owner(Cause("tail-guard"))
+    for kind in KINDS:
+        owners = [rule.slug for rule in RULES if kind in rule.reports_causes]
+        assert len(owners) == 1, (kind, owners)
+    declared = {kind for rule in RULES for kind in rule.reports_causes}
+    assert declared == set(KINDS), declared - set(KINDS)
+    assert owner_of("tail-guard") is find_rule("lane-dependent-predicate")
+
+
+def test_verdicts_doc_causes_table_is_generated():
+    from tl_inspect.rules.catalog import causes_table
+
+    with open(os.path.join(os.path.dirname(FIXTURES), "docs", "verdicts.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("| cause | what it is |")
+    assert text[start:text.index("\n\n", start) + 1] == causes_table(), (
+        "docs/verdicts.md's causes table differs: replace it with `python -m tl_inspect.rules.catalog`")
 
 
 def test_docs_list_every_cause_and_inherent_reason():
-    from tl_inspect.analysis.causes import CAUSES, INHERENT_REASONS
+    from tl_inspect.analysis.causes import INHERENT_REASONS
+    from tl_inspect.causes import KINDS
 
     with open(os.path.join(os.path.dirname(FIXTURES), "docs", "verdicts.md")) as f:
         text = f.read()
-    for name in list(CAUSES) + list(INHERENT_REASONS):
+    for name in list(KINDS) + list(INHERENT_REASONS):
         assert f"`{name}`" in text, name

@@ -20,16 +20,22 @@ SEVERITIES = ("info", "warning", "error")
 
 VERDICTS = ("full", "cheap", "costly", "inherent", "unproven", "unexplained")
 
-# the `loop` of a transposed cause whose lanes are ordered by the thread dimensions themselves
-THREAD_ORDER = "threadIdx"
+
+class Verdict:
+    """The verdicts by name, so that code compares with a declaration rather than a spelling (the
+    values stay plain strings: they are what the JSON carries)."""
+
+    FULL, CHEAP, COSTLY, INHERENT, UNPROVEN, UNEXPLAINED = VERDICTS
+    # costs 1.10x or more with a cause, proven or still to prove: its cause instance is numbered and weighed
+    PROVABLE = (COSTLY, UNPROVEN)
 
 
 @dataclass(frozen=True)
 class Cause:
     """Why a global access is narrower or less coalesced than its footprint allows.
 
-    `kind` is one of `tl_inspect.analysis.causes.CAUSES`; the other fields are the facts the owning
-    rule renders its message from (empty where they do not apply)."""
+    `kind` names one of `tl_inspect.causes`; the other fields are the facts that kind phrases its
+    message from (empty where they do not apply)."""
 
     kind: str
     width: int = 0  # lanes of the vector the access could have

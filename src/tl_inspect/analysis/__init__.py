@@ -9,12 +9,12 @@
 * `units`: the units the compiler vectorizes together (`T.Parallel` nests, `T.copy` regions,
   per-thread statements), with the bits each global access moves per block;
 * `causes`: why one global access is narrower or less coalesced than its footprint allows, as
-  structured `Cause` values from a closed list, never prose;
+  structured `Cause` values of the kinds `tl_inspect.causes` declares, never prose;
 * `cost`: what an access costs on an H200, from the measured table, and its weight in the kernel;
-* `verdicts`: one verdict per global access, and which rule owns each cause;
+* `verdicts`: one verdict per global access;
 * `proofs`: `unproven` verdicts made `costly` where a kernel rebuilt without the cause shows the access
   improve (the inspector rebuilds it; the analysis only compares);
 * `ledger`: the bytes and FLOPs a launch moves;
 * `pipeline`: `analyse`, judge -> prove -> ledger, the one place that order is written.
-Messages are rendered by the rule that owns a cause, from the verdict's fields.
+Messages are phrased by each cause's kind, from its fields; rules declare which kinds they report.
 """

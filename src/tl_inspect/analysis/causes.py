@@ -1,9 +1,9 @@
 """Why a global access is narrower or less coalesced than its block footprint allows.
 
-A cause is a `tl_inspect.model.Cause`: one kind from `CAUSES` with the facts its message is rendered
-from. Detection reads the kernel's facts (the unit the access belongs to, its index expressions and
-predicates) and the access as the device code emitted it (its lane-varying guard). No prose here: the
-rule that owns a cause renders it.
+A cause is a `tl_inspect.model.Cause`: one kind of `tl_inspect.causes` with the facts its message is
+rendered from. Detection reads the kernel's facts (the unit the access belongs to, its index expressions and
+predicates) and the access as the device code emitted it (its lane-varying guard). No prose here: each
+cause kind phrases itself.
 """
 
 from __future__ import annotations
@@ -16,32 +16,14 @@ import numpy as np
 from tl_inspect import ir
 from tl_inspect.analysis.collisions import advances
 from tl_inspect.analysis.units import MemRef, Unit, count, product
+from tl_inspect.causes.transposed import THREAD_ORDER
 from tl_inspect.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
-from tl_inspect.model import THREAD_ORDER, Access, Cause
+from tl_inspect.model import Access, Cause
 
 if TYPE_CHECKING:
     from tl_inspect.analysis.kernel import KernelModel
 
 MAX_VECTOR_BITS = 128
-
-# The closed list of causes, each with the one change that removes it (what a proof rebuilds).
-CAUSES = {
-    "tail-guard": "a bounds check (tilelang's own or the user's) that varies inside the vector group; "
-                  "removed by padding the length to the vector width, or T.assume(N % w == 0)",
-    "misaligned-offset": "an offset that is not a multiple of the vector width; removed by aligning it",
-    "misaligned-rows": "a row length that is not a multiple of the vector width; removed by padding the "
-                       "rows, or T.assume for a run-time row length",
-    "few-per-thread": "one or two elements per thread; removed by launching fewer threads",
-    "transposed": "neighbouring lanes a stride apart (a transposed or strided view); proven by swapping "
-                  "the loop order",
-    "interleaved": "an access interleaved with other accesses of the same buffer in the loop",
-    "non-affine": "an index that is not affine in the lane variable",
-    "serial-loop": "a per-thread T.serial loop over contiguous elements; removed by T.vectorized",
-    "fragment-layout": "a fragment whose layout an earlier loop fixed; removed by removing that loop's cause",
-    "annotated-layout": "a buffer whose layout the user fixed with T.annotate_layout; removed by dropping "
-                        "the annotation",
-    "invariant-store": "a store in the same T.Parallel loop whose index does not advance with the lane",
-}
 
 # Why an access cannot be wider, whatever the kernel does.
 INHERENT_REASONS = {
@@ -159,8 +141,6 @@ class UnitPlan:
             if cause not in unique:
                 unique.append(cause)
         return unique
-
-    # ------------------------------------------------------------ causes
 
     def _guard_causes(self, access: Access) -> list:
         """The bounds check the device code puts around the access, when it differs inside a vector group."""

@@ -9,8 +9,9 @@ wider or its lanes came closer together. Plain data only: no tilelang.
 from __future__ import annotations
 
 from tl_inspect.analysis.cost import COSTLY, access_cost
-from tl_inspect.analysis.verdicts import cause_key, improved, regroup, with_proof
-from tl_inspect.model import Cause, Proof
+from tl_inspect.analysis.verdicts import improved, regroup, with_proof
+from tl_inspect.causes import instance_key
+from tl_inspect.model import Cause, Proof, Verdict
 
 # variants beyond this many per kernel are not built: proofs must stay a small part of a run
 MAX_PROOFS_PER_KERNEL = 6
@@ -28,7 +29,7 @@ def prove(accesses: tuple, source: str, rebuild) -> tuple:
     groups: dict = {}
     for a in accesses:
         # a cause that could not slow the kernel down by COSTLY is never reported: not worth a rebuild
-        if a.verdict == "unproven" and a.group is not None and (a.kernel_cost or 1.0) >= COSTLY:
+        if a.verdict == Verdict.UNPROVEN and a.group is not None and (a.kernel_cost or 1.0) >= COSTLY:
             groups.setdefault(a.group, []).append(a)
     proven: dict = {}
     built_count = 0
@@ -59,7 +60,7 @@ def prove(accesses: tuple, source: str, rebuild) -> tuple:
 def _own(access, cause: Cause) -> Cause:
     """The member's own cause of the instance a proof removed: the buffer and index its message names
     are its own (the B load's rows, not the A load's)."""
-    return next((c for c in access.causes if cause_key(c) == cause_key(cause)), cause)
+    return next((c for c in access.causes if instance_key(c) == instance_key(cause)), cause)
 
 
 def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tuple):

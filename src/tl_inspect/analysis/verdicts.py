@@ -1,4 +1,4 @@
-"""One verdict per global access of a kernel, and which rule owns each cause.
+"""One verdict per global access of a kernel.
 
     full         as wide as the access pattern allows, and cheap
     cheap        narrower than possible, but measured to cost under 1.10x (vector width alone)
@@ -11,7 +11,7 @@
 
 `judge` runs first (tl_inspect.analysis.pipeline); `prove` (tl_inspect.analysis.proofs) then turns
 `unproven` into `costly` where a rebuilt kernel shows the access improve. Rules only filter the
-verdicts by the cause they own.
+verdicts by the causes they declare (`reports_causes`).
 """
 
 from __future__ import annotations
@@ -22,25 +22,8 @@ import re
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import COSTLY, access_cost, kernel_slowdown
 from tl_inspect.analysis.kernel import KernelModel
-from tl_inspect.model import Access, Cause, KernelArtifact
-
-# the rule that reports each cause, whatever the selection: deselecting a rule hides its findings and
-# never moves them to another rule
-CAUSE_OWNERS = {
-    "tail-guard": "lane-dependent-predicate",
-    "invariant-store": "invariant-index-store",
-}
-DEFAULT_OWNER = "scalarized-load"
-
-
-def owner(cause: Cause | None) -> str | None:
-    """The slug of the rule that reports a cause; a fragment layout belongs to what fixed the layout."""
-    if cause is None:
-        return None
-    if cause.kind == "fragment-layout" and cause.origin is not None:
-        return owner(cause.origin)
-    return CAUSE_OWNERS.get(cause.kind, DEFAULT_OWNER)
-
+from tl_inspect.causes import instance_key
+from tl_inspect.model import Access, Cause, KernelArtifact, Verdict
 
 def judge(kernel: KernelArtifact) -> tuple:
     """The kernel's accesses (one per distinct access of the device code) with their verdicts."""
@@ -67,32 +50,17 @@ def regroup(accesses) -> tuple:
     access its instance's kernel-level slowdown."""
     keys: dict = {}
     for a in accesses:
-        if a.cause is not None and a.verdict in ("costly", "unproven"):
-            keys.setdefault(cause_key(a.cause), []).append(a)
+        if a.cause is not None and a.verdict in Verdict.PROVABLE:
+            keys.setdefault(instance_key(a.cause), []).append(a)
     out = []
     for a in accesses:
-        if a.cause is not None and a.verdict in ("costly", "unproven"):
-            key = cause_key(a.cause)
+        if a.cause is not None and a.verdict in Verdict.PROVABLE:
+            key = instance_key(a.cause)
             members = keys[key]
             a = dataclasses.replace(a, group=list(keys).index(key),
                                     kernel_cost=round(kernel_slowdown(members), 3))
         out.append(a)
     return tuple(out)
-
-
-def cause_key(cause: Cause) -> tuple:
-    """What identifies one cause instance: the one change that removes it (and that its proof makes),
-    whichever loops it touches."""
-    if cause.kind == "fragment-layout" and cause.origin is not None:
-        return cause_key(cause.origin)
-    return cause.kind, {
-        "tail-guard": (cause.bound, cause.width),
-        "misaligned-rows": (cause.row, cause.width),
-        "misaligned-offset": (cause.buffer, cause.offset),
-        "annotated-layout": (cause.buffer,),
-        "few-per-thread": (cause.threads, cause.width, cause.loop_line if not cause.loop else None),
-        "serial-loop": (cause.lane_var,),
-    }.get(cause.kind, (cause.loop_line, cause.buffer))
 
 
 def improved(proof) -> bool:
@@ -105,48 +73,48 @@ def improved(proof) -> bool:
 def with_proof(access: Access, cause: Cause, proof, cost_after: float) -> Access:
     """The access once a rebuilt kernel without `cause` showed it improve: costly, owned by the cause
     that proved out, and as wide as the rebuilt kernel emitted it."""
-    return dataclasses.replace(access, verdict="costly", cause=cause, proof=proof, cost_after=cost_after,
+    return dataclasses.replace(access, verdict=Verdict.COSTLY, cause=cause, proof=proof, cost_after=cost_after,
                                max_bits=max(access.max_bits or 0, proof.bits_after))
 
 
 def _judge_one(facts, match, access: Access) -> Access:
     if access.atomic:
-        return dataclasses.replace(access, verdict="inherent", reason="atomic", max_bits=access.bits)
+        return dataclasses.replace(access, verdict=Verdict.INHERENT, reason="atomic", max_bits=access.bits)
     measured = access_cost(access)
     if measured is None:
         reason = "broadcast" if access.lane_stride_bytes == 0 else "gather"
-        return dataclasses.replace(access, verdict="inherent", reason=reason, max_bits=access.bits)
+        return dataclasses.replace(access, verdict=Verdict.INHERENT, reason=reason, max_bits=access.bits)
     access = dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis)
     if access.via:
         # an asynchronous copy moves a whole tile (TMA) or its own 4-16 bytes: the copy engine's width
-        return dataclasses.replace(access, verdict="full", max_bits=access.bits)
+        return dataclasses.replace(access, verdict=Verdict.FULL, max_bits=access.bits)
     if match is None:
         if access.bits >= MAX_VECTOR_BITS:
-            return dataclasses.replace(access, verdict="full", max_bits=access.bits)
-        verdict = "cheap" if measured.factor < COSTLY else "unexplained"
+            return dataclasses.replace(access, verdict=Verdict.FULL, max_bits=access.bits)
+        verdict = Verdict.CHEAP if measured.factor < COSTLY else Verdict.UNEXPLAINED
         return dataclasses.replace(access, verdict=verdict, max_bits=MAX_VECTOR_BITS)
     unit, ref = match
     plan = facts.plan(unit)
     access = dataclasses.replace(access, tile_op="copy" if unit.kind == "copy" else "")
     reason = plan.inherent(ref)
     if reason is not None:
-        return dataclasses.replace(access, verdict="inherent", reason=reason, max_bits=access.bits)
+        return dataclasses.replace(access, verdict=Verdict.INHERENT, reason=reason, max_bits=access.bits)
     lanes = plan.max_lanes(ref)
     max_bits = max(access.bits, lanes * ref.bits)
     access = dataclasses.replace(access, max_bits=max_bits)
     if measured.factor < COSTLY and access.bits >= max_bits:
-        return dataclasses.replace(access, verdict="full")
+        return dataclasses.replace(access, verdict=Verdict.FULL)
     if measured.factor < COSTLY and plan.cast_capped(ref) and access.bits >= plan.cap * ref.bits:
-        return dataclasses.replace(access, verdict="cheap", reason="cast-cap")
+        return dataclasses.replace(access, verdict=Verdict.CHEAP, reason="cast-cap")
     # a costly access as wide as its footprint allows is held back by how lanes walk memory: judge it
     # against a full vector
     width = lanes if lanes > 1 else MAX_VECTOR_BITS // ref.bits
     causes = plan.causes(ref, access, width)
     if measured.factor < COSTLY:
-        return dataclasses.replace(access, verdict="cheap", cause=causes[0] if causes else None)
+        return dataclasses.replace(access, verdict=Verdict.CHEAP, cause=causes[0] if causes else None)
     if not causes:
-        return dataclasses.replace(access, verdict="unexplained")
-    return dataclasses.replace(access, verdict="unproven", cause=causes[0], causes=tuple(causes))
+        return dataclasses.replace(access, verdict=Verdict.UNEXPLAINED)
+    return dataclasses.replace(access, verdict=Verdict.UNPROVEN, cause=causes[0], causes=tuple(causes))
 
 
 def _placed(kernel: KernelArtifact, facts, access: Access) -> Access:

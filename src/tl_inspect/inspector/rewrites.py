@@ -16,7 +16,8 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stm
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
 
-from tl_inspect.model import THREAD_ORDER, Cause
+from tl_inspect.causes import kind_of
+from tl_inspect.model import Cause
 
 
 def variant_without(func, causes: tuple):
@@ -33,47 +34,10 @@ def variant_without(func, causes: tuple):
 
 def variant(func, cause: Cause):
     """(rebuilt PrimFunc, the change in the user's terms), or None when no rewrite removes this cause."""
-    if cause.kind == "fragment-layout" and cause.origin is not None:
-        return variant(func, cause.origin)
-    if cause.kind in ("tail-guard", "misaligned-rows"):
-        value = cause.bound_value if cause.kind == "tail-guard" else cause.row_value
-        name = cause.bound if cause.kind == "tail-guard" else cause.row
-        if value is not None:
-            padded = -(-value // cause.width) * cause.width
-            what = "the length" if cause.kind == "tail-guard" else "the row length"
-            return pad_constant(func, value, padded), (
-                f"{what} {value} padded to {padded} (a multiple of {cause.width})")
-        if name.isidentifier():
-            return assume_multiple(func, name, cause.width), f"T.assume({name} % {cause.width} == 0)"
-        return None
-    if cause.kind == "few-per-thread" and cause.loop and cause.elements:
-        total = cause.elements * cause.threads
-        threads = int(total // cause.width)
-        if threads >= 1 and threads * cause.width == total:
-            return launch_threads(func, threads), (
-                f"threads={threads} instead of {cause.threads}, so each thread moves {cause.width} "
-                f"contiguous elements")
-        return None
-    if cause.kind == "transposed" and cause.loop == THREAD_ORDER:
-        return swap_thread_dimensions(func), "threadIdx.x and threadIdx.y swapped (threads and their bindings)"
-    if cause.kind == "transposed" and cause.loop.startswith("T.Parallel") and cause.loop_line:
-        swapped = swap_parallel_nest(func, cause.loop_line)
-        if swapped is not None:
-            return swapped, f"the loop order of the {cause.loop} at line {cause.loop_line} swapped"
-        return None
-    if cause.kind == "misaligned-offset" and cause.buffer:
-        if cause.offset_value is not None:
-            shift = cause.offset_value % cause.width
-            return shift_index(func, cause.buffer, shift), (
-                f"the offset of {cause.buffer} moved by {shift} element{'s' * (shift != 1)} to a multiple of "
-                f"{cause.width}")
-        return None
-    if cause.kind == "annotated-layout":
-        return drop_layout_annotation(func, cause.buffer), f"the T.annotate_layout of {cause.buffer} removed"
-    if cause.kind == "serial-loop" and cause.lane_var:
-        return vectorize_loop(func, cause.lane_var, cause.loop_line), (
-            f"`{re.sub(r'_[0-9]+$', '', cause.lane_var)}` written as T.vectorized")
-    return None
+    kind = kind_of(cause)
+    change = kind.change(cause)
+    rebuilt = kind.rewrite(func, cause) if change is not None else None
+    return (rebuilt, change) if rebuilt is not None else None
 
 
 def _with_body(func, body):

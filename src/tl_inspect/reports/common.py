@@ -60,10 +60,6 @@ def severity_counts(findings) -> dict[str, int]:
     return counts
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
-
-
 def repository_root(start: str | None = None) -> str:
     """The nearest folder above `start` (default: the working directory) holding `.git` (a folder, or a
     file in a worktree); the working directory itself when there is none."""

@@ -5,63 +5,106 @@ check uniform inside the vector group? does a cast cap the lanes? does the store
 each thread get a vector's worth of elements?) with this access's answer at each step, stops at the
 step its cause fails, then shows the proof: the access's CUDA before and after the one change.
 Everything here is read off the access's verdict, cause and proof; the chain decides nothing.
+
+`explain_view` builds the chain once as plain data (`KernelExplain`); the terminal prints it with
+`explain_text`, the HTML page renders it with a template.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from tl_inspect.causes import CHAIN, as_written, kind_of, root
 from tl_inspect.ir import dtype_bits
-from tl_inspect.model import Access, Cause, KernelArtifact
+from tl_inspect.model import Access, KernelArtifact, Proof, Verdict
 from tl_inspect.reports.common import ledger_rows
-from tl_inspect.reports.verdict_text import evidence_lines, proof_lines
-from tl_inspect.rules.lane_dependent_predicate import bound_reason
-from tl_inspect.rules.vector_findings import accesses_text, article, plural, written_in
+from tl_inspect.reports.phrases import access_cost_text, proof_summary
+from tl_inspect.reports.verdict_text import cuda_change_lines, evidence_lines
 from tl_inspect.sources import SourceFiles
+from tl_inspect.wording import accesses_text, byte_count, written_in
 
-# the chain's questions, in the book's order
-STEPS = (
-    ("index", "Is the index contiguous in the lane variable?"),
-    ("predicate", "Is the bounds check uniform inside the vector group?"),
-    ("cast", "Does a precision cast cap the lanes?"),
-    ("store", "Does the store index advance with the lane?"),
-    ("per-thread", "Does each thread move a whole vector, coalesced?"),
-)
-QUESTION_WIDTH = max(len(question) for _, question in STEPS)
-# the step each cause fails (the closed list of tl_inspect.analysis.causes.CAUSES)
-FAILED_STEP = {
-    "transposed": "index", "non-affine": "index", "misaligned-offset": "index", "misaligned-rows": "index",
-    "interleaved": "index", "tail-guard": "predicate", "invariant-store": "store",
-    "few-per-thread": "per-thread", "serial-loop": "per-thread", "annotated-layout": "per-thread",
-    "fragment-layout": "per-thread",
-}
+QUESTION_WIDTH = max(len(question) for _, question in CHAIN)
 # verdicts of accesses narrower or costlier than their pattern allows
-EXPLAINED = ("costly", "unproven", "unexplained", "cheap")
+EXPLAINED = (Verdict.COSTLY, Verdict.UNPROVEN, Verdict.UNEXPLAINED, Verdict.CHEAP)
+UNPROVEN = "none: no kernel rebuilt without this cause moved the access wider or closer"
 
 
-def explain_kernel(kernel: KernelArtifact, sources: SourceFiles | None = None) -> str:
+@dataclass(frozen=True)
+class ChainStep:
+    number: int
+    question: str
+    mark: str  # "yes", "no", "-", or the failing answer in capitals: "NO" ("YES" for a cast cap)
+    answer: str
+    failed: bool
+
+
+@dataclass(frozen=True)
+class ExplainGroup:
+    """The accesses one change would fix, and the chain of the one whose proof is shown."""
+
+    title: str  # "The C store and the A and B loads, line 9: 16-bit, up to 128-bit (costly)"
+    evidence: tuple  # the Python line and the first CUDA lines, as `verdict_text.evidence_lines` gives them
+    steps: tuple  # ChainStep, up to the one that failed
+    outcome: str  # "stopped at step 2." or why no step failed
+    line: int | None
+    cost: str  # "" when the access has no cost
+    proof: str  # "rebuilt with ...: 16 -> 128 bits, ...", why there is none, or ""
+    cuda_change: Proof | None  # the access's CUDA line before and after the change
+
+
+@dataclass(frozen=True)
+class KernelExplain:
+    title: str  # "add_2047  add_2047.py:6"
+    ledger: tuple  # (label, value) rows
+    groups: tuple
+    note: str  # the whole answer when there are no groups: a compile error, or every access is fine
+
+
+def explain_view(kernel: KernelArtifact, sources: SourceFiles | None = None) -> KernelExplain:
     """The chain for every access of `kernel` that is narrower or costlier than it could be."""
     sources = sources or SourceFiles()
     where = f"{kernel.file}:{kernel.line}" if kernel.line else kernel.file
+    title = f"{kernel.name}  {where}"
     if kernel.status != "ok":
-        return f"{kernel.name}  {where}\n  could not be compiled: {kernel.error}"
-    groups = _groups(kernel.accesses)
-    head = f"{kernel.name}  {where}" + _ledger_text(kernel)
-    if not groups:
-        return f"{head}\n  every global access is as wide as its pattern allows, or cannot be wider"
-    return "\n\n".join([head] + [_explain_group(kernel, members, sources) for members in groups])
+        return KernelExplain(title, (), (), f"could not be compiled: {kernel.error}")
+    ledger = tuple(ledger_rows(kernel.ledger, kernel.arch)) if kernel.ledger is not None else ()
+    groups = tuple(_group(kernel, members, sources) for members in _groups(kernel.accesses))
+    note = "" if groups else "every global access is as wide as its pattern allows, or cannot be wider"
+    return KernelExplain(title, ledger, groups, note)
 
 
-def _ledger_text(kernel: KernelArtifact) -> str:
-    """The kernel's ledger under its name: what a launch moves, and who moves it."""
-    if kernel.ledger is None:
-        return ""
-    rows = ledger_rows(kernel.ledger, kernel.arch)
-    width = max(len(label) for label, _ in rows)
-    return "\n  ledger\n" + "\n".join(f"    {label:<{width}}  {value}" for label, value in rows)
+def explain_kernel(kernel: KernelArtifact, sources: SourceFiles | None = None) -> str:
+    return explain_text(explain_view(kernel, sources))
+
+
+def explain_text(view: KernelExplain) -> str:
+    """The chain as `tl-inspect explain` prints it."""
+    if view.ledger:
+        width = max(len(label) for label, _ in view.ledger)
+        head = "\n".join([view.title, "  ledger"] + [f"    {label:<{width}}  {value}" for label, value in view.ledger])
+    else:
+        head = view.title
+    if view.note:
+        return f"{head}\n  {view.note}"
+    return "\n\n".join([head] + [_group_text(group) for group in view.groups])
+
+
+def _group_text(group: ExplainGroup) -> str:
+    lines = [f"  {group.title}"] + ["  " + text for text in group.evidence]
+    lines += [f"    {s.number}. {s.question:<{QUESTION_WIDTH}} {s.mark:<3}  {s.answer}" for s in group.steps]
+    lines.append(f"    {group.outcome}")
+    if group.cost:
+        lines.append(f"    cost    {group.cost}")
+    if group.proof:
+        lines.append(f"    proof   {group.proof}")
+    if group.cuda_change is not None:
+        lines += ["  " + text for text in cuda_change_lines(group.cuda_change)]
+    return "\n".join(lines)
 
 
 def narrow_accesses(accesses) -> list[Access]:
     """The accesses the chain explains: narrower or costlier than their pattern allows."""
-    return [a for a in accesses if a.verdict in EXPLAINED and (a.verdict != "cheap" or a.cause is not None)]
+    return [a for a in accesses if a.verdict in EXPLAINED and (a.verdict != Verdict.CHEAP or a.cause is not None)]
 
 
 def _groups(accesses) -> list[list[Access]]:
@@ -73,49 +116,42 @@ def _groups(accesses) -> list[list[Access]]:
     return list(groups.values())
 
 
-def _explain_group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles) -> str:
+def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles) -> ExplainGroup:
     # the access whose proof is shown: one that has a proof, a store before a load
     access = min(members, key=lambda a: (a.proof is None, a.kind != "store"))
-    line_text = sources.line(kernel.file, access.line) if access.line else None
-    lines = [f"  {accesses_text(members)}, line {access.line}: {access.bits}-bit"
-             + (f", up to {access.max_bits}-bit" if access.max_bits else "") + f" ({access.verdict})"]
-    lines += ["  " + text for text in evidence_lines(kernel, access.line, access.cuda_lines, sources)[1:]]
+    title = (f"{accesses_text(members)}, line {access.line}: {access.bits}-bit"
+             + (f", up to {access.max_bits}-bit" if access.max_bits else "") + f" ({access.verdict})")
+    line_text = (sources.line(kernel.file, access.line) if access.line else None) or ""
     failed = _failed_step(access)
-    for number, (step, question) in enumerate(STEPS, 1):
+    steps = []
+    for number, (step, question) in enumerate(CHAIN, 1):
+        answer = _failed_answer(access, sources, kernel) if step == failed else _passed_answer(step, access, line_text)
+        steps.append(ChainStep(number, question, _mark(step, failed, access), answer, step == failed))
         if step == failed:
-            answer = _cause_answer(access, sources, kernel)
-        else:
-            answer = _passed_answer(step, access, line_text or "")
-        lines.append(f"    {number}. {question:<{QUESTION_WIDTH}} {_mark(step, failed, access):<3}  {answer}")
-        if step == failed:
-            lines.append(f"    stopped at step {number}.")
             break
-    else:
-        lines.append(_unfailed(access))
-    if access.cost is not None:
-        kernel_cost = f"; {access.kernel_cost:.2f}x for the whole kernel" if access.kernel_cost else ""
-        lines.append(f"    cost    {access.cost:.2f}x per access on an H200{kernel_cost} ({access.cost_basis})")
+    return ExplainGroup(
+        title=title, evidence=tuple(evidence_lines(kernel, access.line, access.cuda_lines, sources)[1:]),
+        steps=tuple(steps), outcome=f"stopped at step {len(steps)}." if failed else _unfailed(access),
+        line=access.line, cost=access_cost_text(access), proof=_proof(access), cuda_change=access.proof)
+
+
+def _proof(access: Access) -> str:
     if access.proof is not None:
-        lines += ["  " + text for text in proof_lines(access.proof)]
-    elif access.verdict == "unproven":
-        lines.append("    proof   none: no kernel rebuilt without this cause moved the access wider or closer")
-    return "\n".join(lines)
+        return proof_summary(access.proof)
+    return UNPROVEN if access.verdict == Verdict.UNPROVEN else ""
 
 
 def _failed_step(access: Access) -> str | None:
     if access.reason == "cast-cap":
         return "cast"
-    cause = access.cause
     # a layout fixed in another loop fails where that loop's own cause fails
-    while cause is not None and cause.kind == "fragment-layout" and cause.origin is not None:
-        cause = cause.origin
-    return FAILED_STEP.get(cause.kind) if cause is not None else None
+    return kind_of(root(access.cause)).chain_step if access.cause is not None else None
 
 
 def _unfailed(access: Access) -> str:
-    if access.verdict == "cheap":
-        return "    no step failed: narrower by vector width alone, which costs under 1.10x"
-    return "    no step failed, and no known cause explains the cost (unexplained)"
+    if access.verdict == Verdict.CHEAP:
+        return "no step failed: narrower by vector width alone, which costs under 1.10x"
+    return "no step failed, and no known cause explains the cost (unexplained)"
 
 
 def _mark(step: str, failed: str | None, access: Access) -> str:
@@ -130,8 +166,7 @@ def _passed_answer(step: str, access: Access, line_text: str) -> str:
     """This access's answer at a step its cause does not fail."""
     if step == "index":
         index = written_in(line_text, access.buffer, f"{access.buffer}[{access.index}]")
-        stride = "?" if access.lane_stride_bytes is None else f"{access.lane_stride_bytes} B"
-        return (f"`{index}`: neighbouring threads {stride} apart, each thread walks "
+        return (f"`{index}`: neighbouring threads {byte_count(access.lane_stride_bytes)} apart, each thread walks "
                 f"{access.thread_run_bytes} contiguous bytes")
     if step == "predicate":
         return "no bounds check varies inside the group"
@@ -144,41 +179,9 @@ def _passed_answer(step: str, access: Access, line_text: str) -> str:
             f"{access.request_bytes} B over {access.sectors} 32-byte sectors")
 
 
-def _cause_answer(access: Access, sources: SourceFiles, kernel: KernelArtifact) -> str:
+def _failed_answer(access: Access, sources: SourceFiles, kernel: KernelArtifact) -> str:
     """This access's answer at the step its cause (or a cast cap) fails."""
     if access.reason == "cast-cap":
         return f"a precision conversion in the loop caps it at {access.bits} bits"
-    return _cause_text(access.cause, sources, kernel)
-
-
-def _cause_text(cause: Cause, sources: SourceFiles, kernel: KernelArtifact) -> str:
-    index = _cause_index(cause, sources, kernel)
-    if cause.kind == "tail-guard":
-        check = "tilelang's bounds check" if cause.inserted else "the bounds check"
-        return f"{check} `{cause.predicate}` varies inside the {cause.width}-element group ({bound_reason(cause)})"
-    if cause.kind == "fragment-layout":
-        there = f"fragment {cause.buffer}'s layout was fixed by {cause.loop} at line {cause.loop_line}"
-        return there if cause.origin is None else f"{there}, where {_cause_text(cause.origin, sources, kernel)}"
-    return {
-        "transposed": f"`{index}`: neighbouring lanes ({cause.lane_var}) are {cause.stride} elements apart",
-        "non-affine": f"`{index}` is not affine in the lane variable {cause.lane_var}",
-        "misaligned-offset": f"`{index}`: the offset `{cause.offset}` is not a multiple of {cause.width}",
-        "misaligned-rows": f"`{index}`: rows of {cause.row} elements are not a multiple of {cause.width}",
-        "interleaved": f"`{index}` is interleaved with other accesses of {cause.buffer} in the loop",
-        "invariant-store": f"`{index}` stays put while {cause.lane_var} advances: every lane writes one element",
-        "few-per-thread": f"{plural(_number(cause.elements), 'element')} per thread over {cause.threads} threads, "
-                          f"less than {article(cause.width)} {cause.width}-element vector",
-        "serial-loop": f"each thread walks its elements one at a time in a T.serial loop ({cause.lane_var})",
-        "annotated-layout": f"T.annotate_layout fixes {cause.buffer}'s layout: no thread owns {cause.width} "
-                            f"contiguous elements",
-    }[cause.kind]
-
-
-def _number(value: float):
-    return int(value) if float(value).is_integer() else round(value, 2)
-
-
-def _cause_index(cause: Cause, sources: SourceFiles, kernel: KernelArtifact) -> str:
-    """The index the cause names, as the user's statement writes it."""
-    text = sources.line(kernel.file, cause.index_line) if cause.index_line else None
-    return written_in(text or "", cause.buffer, cause.index)
+    cause = as_written(access.cause, lambda line: sources.line(kernel.file, line))
+    return kind_of(cause).chain_answer(cause)

@@ -21,18 +21,16 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
-from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, Layout, RunResult
-from tl_inspect.reports.common import file_groups, ledger_rows, plural, rule_table, severity_counts
-from tl_inspect.reports.explain import explain_kernel, narrow_accesses
+from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, RunResult
+from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, severity_counts
+from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_accesses
 from tl_inspect.reports.json_report import MODULE_ENTRY
+from tl_inspect.reports.layout_view import layout_view
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
+from tl_inspect.wording import byte_count, plural
 
 ASSET_NAMES = ("report.css", "report.js")
-GRID_WRAP = 64  # a long 1-D fragment is drawn as rows of this many elements
-GRID_MAX_WIDTH = 512
-GRID_MAX_HEIGHT = 384
-GOLDEN_ANGLE = 137.508  # successive threads get far-apart hues
 
 
 @dataclass(frozen=True)
@@ -92,32 +90,6 @@ class CudaLine:
 
 
 @dataclass(frozen=True)
-class GridView:
-    width: int
-    height: int
-    rows: int
-    cols: int
-    paths: tuple  # (thread, colour, svg path data): one path per thread keeps a 64x64 grid small
-    caption: str
-
-
-@dataclass(frozen=True)
-class LayoutView:
-    kind: str
-    name: str
-    scope: str
-    line: int | None
-    layout_type: str
-    input_shape: str
-    output_shape: str
-    thread: str
-    index: str
-    replicate: int
-    thread_size: int
-    grid: GridView | None
-
-
-@dataclass(frozen=True)
 class KernelPage:
     href: str
     name: str
@@ -140,7 +112,7 @@ class KernelPage:
     accesses: tuple = ()
     ledger: tuple = ()  # (label, value) rows
     error_detail: str = ""
-    explain: str = ""  # the `tl-inspect explain` text of the kernel's narrow accesses
+    explain: KernelExplain | None = None  # the decision chain of the kernel's narrow accesses
 
 
 @dataclass(frozen=True)
@@ -277,11 +249,11 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         discovered_as=k.discovered_as, vector=k.access_summary(), counts=severity_counts(report.findings),
         py_lines=py_lines, source_missing=source is None,
         stray=tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in stray),
-        cuda_lines=cuda_lines, layouts=tuple(_layout_view(layout) for layout in k.layouts),
+        cuda_lines=cuda_lines, layouts=tuple(layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
         accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses), error_detail=k.error_detail,
         ledger=tuple(ledger_rows(k.ledger, k.arch)) if k.ledger else (),
-        explain=explain_kernel(k, sources) if k.status == "ok" and narrow_accesses(k.accesses) else "",
+        explain=explain_view(k, sources) if k.status == "ok" and narrow_accesses(k.accesses) else None,
     )
 
 
@@ -290,7 +262,7 @@ def _access_view(a, cuda_count: int) -> AccessView:
     return AccessView(
         buffer=a.buffer, kind=a.json_kind, dtype=a.dtype, line=a.line,
         cuda=tuple(n for n in a.cuda_lines if 0 < n <= cuda_count)[:3], bits=a.bits, max_bits=a.max_bits,
-        lane_stride="" if a.lane_stride_bytes is None else f"{a.lane_stride_bytes} B",
+        lane_stride="" if a.lane_stride_bytes is None else byte_count(a.lane_stride_bytes),
         sectors=f"{a.request_bytes} B / {a.sectors}" if a.sectors else "",
         elements_per_thread=a.elements_per_thread, share=f"{100 * a.share:.0f}%", verdict=a.verdict or "",
         cause=cause or "", cost=f"{a.cost:.2f}x" if a.cost is not None else "",
@@ -309,46 +281,9 @@ def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
         proof_change=proof.change if proof else "", proof_before=proof.cuda_before if proof else "",
         proof_after=proof.cuda_after if proof else "",
         proof_summary=(f"{proof.bits_before} → {proof.bits_after} bits, neighbouring threads "
-                       f"{proof.stride_before} B → {proof.stride_after} B apart") if proof else "",
+                       f"{byte_count(proof.stride_before)} → {byte_count(proof.stride_after)} apart")
+        if proof else "",
     )
-
-
-def _shape(shape) -> str:
-    return " × ".join(str(n) for n in shape) if shape else "scalar"
-
-
-def _layout_view(layout: Layout) -> LayoutView:
-    return LayoutView(
-        kind=layout.kind, name=layout.name, scope=layout.scope, line=layout.line,
-        layout_type=layout.layout_type, input_shape=_shape(layout.input_shape),
-        output_shape=_shape(layout.output_shape), thread=layout.thread, index=", ".join(layout.index),
-        replicate=layout.replicate, thread_size=layout.thread_size, grid=thread_grid_view(layout),
-    )
-
-
-def thread_colour(thread: int) -> str:
-    return f"hsl({round(thread * GOLDEN_ANGLE) % 360}, 65%, 62%)"
-
-
-def thread_grid_view(layout: Layout) -> GridView | None:
-    """The thread that owns each element, as coloured cells; a long 1-D fragment wraps into rows."""
-    grid = [list(row) for row in layout.thread_grid or () if row]
-    if not grid:
-        return None
-    caption = f"{_shape(layout.input_shape)} elements, coloured by owning thread"
-    if len(grid) == 1 and len(grid[0]) > GRID_WRAP:
-        flat = grid[0]
-        grid = [flat[i:i + GRID_WRAP] for i in range(0, len(flat), GRID_WRAP)]
-        caption += f"; 1-D, drawn {GRID_WRAP} elements per row"
-    cols = max(len(row) for row in grid)
-    cell = max(3, min(16, GRID_MAX_WIDTH // cols, GRID_MAX_HEIGHT // len(grid)))
-    cells: dict[int, list[str]] = {}
-    for y, row in enumerate(grid):
-        for x, thread in enumerate(row):
-            cells.setdefault(int(thread), []).append(f"M{x * cell} {y * cell}h{cell}v{cell}h-{cell}z")
-    paths = tuple((thread, thread_colour(thread), "".join(parts)) for thread, parts in sorted(cells.items()))
-    return GridView(width=cols * cell, height=len(grid) * cell, rows=len(grid), cols=cols,
-                    paths=paths, caption=caption)
 
 
 def _rule_page(rule) -> RulePage:

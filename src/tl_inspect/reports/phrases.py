@@ -3,7 +3,8 @@ one line per finding add its cost here, in one wording."""
 
 from __future__ import annotations
 
-from tl_inspect.model import Cost, Finding
+from tl_inspect.model import Access, Cost, Finding, Proof
+from tl_inspect.wording import byte_count
 
 
 def cost_sentence(cost: Cost) -> str:
@@ -16,3 +17,18 @@ def cost_sentence(cost: Cost) -> str:
 def headline(finding: Finding) -> str:
     """The message with the cost, for formats that show a finding as one sentence."""
     return f"{finding.message} {cost_sentence(finding.cost)}" if finding.cost is not None else finding.message
+
+
+def access_cost_text(access: Access) -> str:
+    """"2.93x per access on an H200; 2.93x for the whole kernel (lanes 16 B apart ...)", "" without a cost."""
+    if access.cost is None:
+        return ""
+    kernel_cost = f"; {access.kernel_cost:.2f}x for the whole kernel" if access.kernel_cost else ""
+    return f"{access.cost:.2f}x per access on an H200{kernel_cost} ({access.cost_basis})"
+
+
+def proof_summary(proof: Proof) -> str:
+    """"rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring
+    threads 16 B -> 16 B apart"."""
+    return (f"rebuilt with {proof.change}: {proof.bits_before} -> {proof.bits_after} bits, neighbouring threads "
+            f"{byte_count(proof.stride_before)} -> {byte_count(proof.stride_after)} apart")

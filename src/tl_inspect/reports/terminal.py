@@ -14,10 +14,11 @@ from rich.text import Text
 
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups, ledger_short, plural, severity_counts
+from tl_inspect.reports.common import file_groups, ledger_short, severity_counts
 from tl_inspect.reports.phrases import headline
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
+from tl_inspect.wording import plural
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 GUTTER = "blue"

@@ -5,6 +5,7 @@ line, the CUDA lines, the cause, the cost and the proof. The pytest assertions f
 from __future__ import annotations
 
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof
+from tl_inspect.reports.phrases import proof_summary
 from tl_inspect.sources import SourceFiles
 
 MAX_CUDA_LINES = 3
@@ -68,11 +69,8 @@ def evidence_lines(kernel: KernelArtifact, line: int | None, cuda_lines, sources
 
 
 def proof_lines(proof: Proof) -> list[str]:
-    return [f"  proof   rebuilt with {proof.change}: {proof.bits_before} -> {proof.bits_after} bits, "
-            f"neighbouring threads {stride(proof.stride_before)} -> {stride(proof.stride_after)} apart",
-            f"          before: {proof.cuda_before.strip()}",
-            f"          after:  {proof.cuda_after.strip()}"]
+    return [f"  proof   {proof_summary(proof)}", *cuda_change_lines(proof)]
 
 
-def stride(count: int | None) -> str:
-    return "?" if count is None else f"{count} B"
+def cuda_change_lines(proof: Proof) -> list[str]:
+    return [f"          before: {proof.cuda_before.strip()}", f"          after:  {proof.cuda_after.strip()}"]

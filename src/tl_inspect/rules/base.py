@@ -172,6 +172,8 @@ class Rule:
     # False for a rule that runs only when a selector names it (`--extend-select`, `--select`): what it
     # reports is not worth failing a run by default (a cost under 1.10x, a compiler's own heuristic)
     default: ClassVar[bool] = True
+    # the cause kinds (tl_inspect.causes) whose verdicts this rule reports, and no other rule does
+    reports_causes: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -213,6 +215,11 @@ def find_rule(code_or_slug: str) -> type[Rule] | None:
         if code_or_slug in (rule.code, rule.slug):
             return rule
     return None
+
+
+def owner_of(kind: str) -> type[Rule] | None:
+    """The rule that declares it reports cause `kind`: the one place a cause meets a rule."""
+    return next((rule for rule in registered_rules() if kind in rule.reports_causes), None)
 
 
 def expected_lines(text: str) -> dict[str, set[int]]:

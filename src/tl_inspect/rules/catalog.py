@@ -1,4 +1,5 @@
-"""Documentation generated from the rule classes: the README's rules table."""
+"""Documentation generated from the declarations: the README's rules table (`tl-inspect rules --format
+markdown`) and docs/verdicts.md's causes table (`python -m tl_inspect.rules.catalog`)."""
 
 from __future__ import annotations
 
@@ -11,3 +12,20 @@ def rules_table(rules) -> str:
         cells = (rule.code, f"`{rule.slug}`", rule.severity, flags, rule.measured)
         rows.append("|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|")
     return "\n".join(rows) + "\n"
+
+
+def causes_table() -> str:
+    """docs/verdicts.md's table of causes, one row per cause kind, with the rule that reports it."""
+    from tl_inspect.causes import KINDS
+    from tl_inspect.rules.base import owner_of
+
+    rows = ["| cause | what it is | proof (the one change rebuilt and lowered again) | owner |",
+            "|---|---|---|---|"]
+    for kind in KINDS.values():
+        owner = "the owner of that cause" if kind.follows_origin else owner_of(kind.name).slug
+        rows.append(f"| `{kind.name}` | {kind.summary()} | {kind.proved_by} | {owner} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(causes_table(), end="")

@@ -1,5 +1,5 @@
 """Run the rules over one kernel. Rules never see each other's findings: each cause is owned by one
-rule (tl_inspect.analysis.verdicts.CAUSE_OWNERS), so a selection only filters."""
+rule (the one whose `reports_causes` names it), so a selection only filters."""
 
 from __future__ import annotations
 

@@ -69,6 +69,8 @@ class InvariantIndexStore(Rule):
                 "`T.reduce_sum`")
     fix = ("Reduce in a fragment with `T.reduce_sum`/`T.reduce_max` (or `T.atomic_add` across blocks) "
            "instead of `+=` in `T.Parallel`")
+    # its findings come from its own analysis of the collisions (analysis/collisions), not from the verdicts
+    reports_causes = ("invariant-store",)
 
     def check(self, ctx: RuleContext) -> None:
         reported: set[int] = set()

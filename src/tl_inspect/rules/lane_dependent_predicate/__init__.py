@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from tl_inspect.model import Cause
-from tl_inspect.rules import vector_findings
-from tl_inspect.rules.base import Rule, RuleContext
-from tl_inspect.rules.vector_findings import article, emitted_text
+from tl_inspect.rules._verdicts import VerdictRule
 
 
-class LaneDependentPredicate(Rule):
+class LaneDependentPredicate(VerdictRule):
     """Bounds check that varies inside a vector group, so the loop runs one element at a time.
 
     ## What it does
@@ -72,28 +69,4 @@ class LaneDependentPredicate(Rule):
              "padding the length or `T.assume(N % 8 == 0)`")
     measured = "fp16 add over 2^28 - 1: 2.62x (2^28: full speed); run-time `N`: 2.51x; a user's `< N - 1`: 1.12x"
     fix = "Pad the length to a multiple of the vector width, or split the loop into an aligned body and a tail"
-
-    def check(self, ctx: RuleContext) -> None:
-        vector_findings.report(ctx, message, fix)
-
-
-def message(cause: Cause, accesses: list) -> str:
-    check = "tilelang's bounds check" if cause.inserted else "the bounds check"
-    return (f"{emitted_text(accesses)}: {check} `{cause.predicate}` varies inside {article(cause.width)} {cause.width}-element "
-            f"vector group ({bound_reason(cause)}), so each element is checked and moved on its own.")
-
-
-def bound_reason(cause: Cause) -> str:
-    if cause.bound_value is not None:
-        return f"{cause.bound_value} is not a multiple of {cause.width}"
-    return f"{cause.bound} is only known at run time"
-
-
-def fix(cause: Cause) -> str:
-    if cause.bound_value is not None:
-        padded = -(-cause.bound_value // cause.width) * cause.width
-        return (f"pad the length to a multiple of {cause.width} ({cause.bound_value} -> {padded}), or split the "
-                f"loop into an aligned body and a separate tail")
-    return (f"if {cause.bound} is always a multiple of {cause.width}, say so with "
-            f"T.assume({cause.bound} % {cause.width} == 0); otherwise pad it, or split the loop into an aligned "
-            f"body and a separate tail")
+    reports_causes = ("tail-guard",)

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from tl_inspect.analysis.causes import THREAD_ORDER
-from tl_inspect.model import Cause
-from tl_inspect.rules import vector_findings
-from tl_inspect.rules.base import Rule, RuleContext
-from tl_inspect.rules.vector_findings import article, emitted_text, plural
+from tl_inspect.rules._verdicts import VerdictRule
 
 
-class ScalarizedLoad(Rule):
+class ScalarizedLoad(VerdictRule):
     """Global access that measurably costs the kernel, proven by rebuilding the kernel without its cause.
 
     ## What it does
@@ -77,84 +73,5 @@ class ScalarizedLoad(Rule):
                 "element per thread 2.01x; rows of 4095 fp16 1.22x; 64-bit, fp8 64-bit and 32-bit coalesced "
                 "accesses 1.00-1.01x (not reported)")
     fix = "Give each thread contiguous, 16-byte aligned elements, with neighbouring threads on neighbouring ones"
-
-    def check(self, ctx: RuleContext) -> None:
-        vector_findings.report(ctx, message, fix)
-
-
-def message(cause: Cause, accesses: list) -> str:
-    return f"{emitted_text(accesses)}: {cause_text(cause)}."
-
-
-def cause_text(cause: Cause) -> str:
-    """The cause in the user's terms, from its fields."""
-    kind = cause.kind
-    if kind == "few-per-thread":
-        if not cause.loop:
-            return (f"consecutive elements go to consecutive threads through `{cause.lane_var}`, so each thread "
-                    f"moves one element at a time")
-        return (f"{cause.loop} over {cause.threads} threads gives each thread "
-                f"{plural(cause.elements, 'element')}, too few for {cause.width}-element vectors")
-    if kind == "transposed":
-        return (f"{cause.index} has stride {cause.stride} along `{cause.lane_var}`, the variable neighbouring "
-                f"threads step through (a transposed walk)")
-    if kind == "misaligned-offset":
-        if cause.offset_value is not None:
-            return (f"{cause.index} starts {plural(cause.offset_value % cause.width, 'element')} past "
-                    f"{article(cause.width)} {cause.width}-element boundary, so no {cause.width}-element group is "
-                    f"aligned")
-        return (f"{cause.index} starts at the run-time offset {cause.offset}, which the compiler cannot prove "
-                f"to be a multiple of {cause.width}")
-    if kind == "misaligned-rows":
-        if cause.row_value is not None:
-            return (f"rows of {cause.buffer} hold {cause.row} elements, not a multiple of {cause.width}, so most "
-                    f"rows start off {article(cause.width)} {cause.width}-element boundary")
-        return (f"rows of {cause.buffer} have the run-time length {cause.row}, which the compiler cannot prove "
-                f"to be a multiple of {cause.width}")
-    if kind == "serial-loop":
-        return f"`{cause.lane_var}` is a {cause.loop} loop over contiguous elements, which is never vectorized"
-    if kind == "fragment-layout":
-        held = f"holds runs of {plural(cause.elements, 'element')} per thread" if cause.elements else (
-            "gets a thread-strided layout")
-        origin = cause_text(cause.origin) if cause.origin else "its layout was fixed there"
-        return f"fragment {cause.buffer} {held}, a layout fixed by the {cause.loop} at line {cause.loop_line}, where {origin}"
-    if kind == "annotated-layout":
-        return (f"the T.annotate_layout of {cause.buffer} gives each thread elements a stride apart, never "
-                f"{cause.width} contiguous ones")
-    if kind == "interleaved":
-        return f"{cause.index} is interleaved with the loop's other {cause.buffer} accesses"
-    return f"{cause.index} is not affine in `{cause.lane_var}`"
-
-
-def fix(cause: Cause) -> str:
-    kind = cause.kind
-    if kind == "fragment-layout" and cause.origin is not None:
-        return fix(cause.origin)
-    if kind == "few-per-thread":
-        if not cause.loop:
-            return (f"give each thread {cause.width} contiguous elements: index with {cause.lane_var} * "
-                    f"{cause.width} + k in a T.vectorized({cause.width}) loop")
-        return (f"give each thread {cause.width} contiguous elements: a tile of {cause.threads * cause.width} "
-                f"elements for {cause.threads} threads, or fewer threads")
-    if kind == "transposed" and cause.loop == THREAD_ORDER:
-        return (f"bind threadIdx.x to the index that walks {cause.buffer} contiguously: swap the two thread "
-                f"dimensions (threads=(y, x) and the T.get_thread_binding(0)/(1) calls)")
-    if kind == "transposed":
-        return ("stage the tile through shared memory: write it there transposed, then move it to global memory "
-                "with T.copy (the only transposed form measured at full speed)")
-    if kind == "misaligned-offset":
-        return ("keep vector accesses 16-byte aligned: copy an aligned window with T.copy into shared memory "
-                "and shift it there")
-    if kind == "misaligned-rows":
-        if cause.row_value is not None:
-            padded = -(-cause.row_value // cause.width) * cause.width
-            return (f"pad the row length to a multiple of {cause.width} ({cause.row} -> {padded}) and slice the "
-                    f"padding off outside the kernel")
-        return (f"if {cause.row} is always a multiple of {cause.width}, say so with "
-                f"T.assume({cause.row} % {cause.width} == 0); otherwise pad the rows")
-    if kind == "serial-loop":
-        return f"write the per-thread loop as T.vectorized({cause.width})"
-    if kind == "annotated-layout":
-        return (f"drop the T.annotate_layout of {cause.buffer} (tilelang then gives each thread contiguous "
-                f"elements), or annotate a layout that does")
-    return ScalarizedLoad.fix
+    reports_causes = ("few-per-thread", "transposed", "misaligned-offset", "misaligned-rows", "serial-loop",
+                      "annotated-layout", "fragment-layout", "interleaved", "non-affine")

@@ -1,0 +1,120 @@
+"""The closed list of causes: why a global access is narrower or less coalesced than its block
+footprint allows. One module per kind, each declaring a `CauseKind`: how the cause is phrased (why,
+fix, the explain chain's answer), what identifies one instance of it (the one change that removes
+it), and that change as a proof rebuilds the kernel with it.
+
+Detection is the analysis' (`tl_inspect.analysis.causes.UnitPlan`), which makes `tl_inspect.model.Cause`
+values of these kinds; which rule reports a kind is the rule's own declaration (`reports_causes`).
+Nothing here imports tilelang at module level: a rewrite imports the inspector's TVM builders when
+it runs, in the worker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from typing import Callable, ClassVar
+
+from tl_inspect.model import Cause
+
+# the explain chain's questions, in the TileLang book's order; a cause fails one of them
+CHAIN = (
+    ("index", "Is the index contiguous in the lane variable?"),
+    ("predicate", "Is the bounds check uniform inside the vector group?"),
+    ("cast", "Does a precision cast cap the lanes?"),
+    ("store", "Does the store index advance with the lane?"),
+    ("per-thread", "Does each thread move a whole vector, coalesced?"),
+)
+
+KINDS: dict[str, type[CauseKind]] = {}
+
+
+class CauseKind:
+    """One kind of cause. Subclasses set the class attributes and phrase a `Cause` of their kind; the
+    docstring's first paragraph says what the cause is (docs/verdicts.md's causes table)."""
+
+    name: ClassVar[str]
+    chain_step: ClassVar[str]  # the step of `CHAIN` it fails
+    key: ClassVar[tuple[str, ...]] = ("loop_line", "buffer")  # the Cause fields that identify one instance
+    proved_by: ClassVar[str]  # the proof's change, in general terms
+    # a cause that another loop's cause produced (a fragment layout) is that cause's instance, owner and fix
+    follows_origin: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name in KINDS:
+            raise ValueError(f"cause kind {cls.name} declared twice")
+        KINDS[cls.name] = cls
+
+    @classmethod
+    def summary(cls) -> str:
+        """The docstring's first paragraph, on one line."""
+        return " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+
+    @classmethod
+    def instance(cls, cause: Cause) -> tuple:
+        return tuple(getattr(cause, name) for name in cls.key)
+
+    @staticmethod
+    def because(cause: Cause) -> str:
+        """Why the access is narrow, in the user's terms: the second half of a finding's message."""
+        raise NotImplementedError
+
+    @staticmethod
+    def fix(cause: Cause) -> str | None:
+        """The fix in this cause's terms; None: the owning rule's general fix."""
+        return None
+
+    @staticmethod
+    def chain_answer(cause: Cause) -> str:
+        """The answer at the chain step this cause fails."""
+        raise NotImplementedError
+
+    @staticmethod
+    def change(cause: Cause) -> str | None:
+        """The change a proof makes, in the user's terms; None when no rewrite removes this cause."""
+        return None
+
+    @staticmethod
+    def rewrite(func, cause: Cause):
+        """The PrimFunc `func` with the change made (None when it cannot be made); worker only."""
+        return None
+
+
+def kind_of(cause: Cause) -> type[CauseKind]:
+    return KINDS[cause.kind]
+
+
+def root(cause: Cause) -> Cause:
+    """The cause whose removal removes this one: a fragment layout's origin, else the cause itself."""
+    while kind_of(cause).follows_origin and cause.origin is not None:
+        cause = cause.origin
+    return cause
+
+
+def instance_key(cause: Cause) -> tuple:
+    """What identifies one cause instance: the one change that removes it (and that its proof makes),
+    whichever loops it touches."""
+    cause = root(cause)
+    return cause.kind, kind_of(cause).instance(cause)
+
+
+def as_written(cause: Cause, line_text: Callable[[int], str | None]) -> Cause:
+    """The cause with the index it names as the user's statement writes it."""
+    from tl_inspect.wording import written_in
+
+    if cause.origin is not None:
+        cause = dataclasses.replace(cause, origin=as_written(cause.origin, line_text))
+    if cause.index and cause.buffer and cause.index_line:
+        return dataclasses.replace(cause, index=written_in(line_text(cause.index_line) or "", cause.buffer,
+                                                           cause.index))
+    return cause
+
+
+def round_up(value: int, width: int) -> int:
+    return -(-value // width) * width
+
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

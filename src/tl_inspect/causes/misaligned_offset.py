@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from tl_inspect.causes import CauseKind
+from tl_inspect.model import Cause
+from tl_inspect.wording import article, plural
+
+
+class MisalignedOffset(CauseKind):
+    """an offset off the vector boundary (`A[i + 1]`)"""
+
+    name, chain_step, key = "misaligned-offset", "index", ("buffer", "offset")
+    proved_by = "the offset moved to a multiple of the width"
+
+    @staticmethod
+    def because(c: Cause) -> str:
+        if c.offset_value is not None:
+            return (f"{c.index} starts {plural(c.offset_value % c.width, 'element')} past {article(c.width)} "
+                    f"{c.width}-element boundary, so no {c.width}-element group is aligned")
+        return (f"{c.index} starts at the run-time offset {c.offset}, which the compiler cannot prove to be a "
+                f"multiple of {c.width}")
+
+    @staticmethod
+    def fix(c: Cause) -> str:
+        return ("keep vector accesses 16-byte aligned: copy an aligned window with T.copy into shared memory and "
+                "shift it there")
+
+    @staticmethod
+    def chain_answer(c: Cause) -> str:
+        return f"`{c.index}`: the offset `{c.offset}` is not a multiple of {c.width}"
+
+    @staticmethod
+    def change(c: Cause) -> str | None:
+        if not c.buffer or c.offset_value is None:
+            return None
+        shift = plural(c.offset_value % c.width, "element")
+        return f"the offset of {c.buffer} moved by {shift} to a multiple of {c.width}"
+
+    @staticmethod
+    def rewrite(func, c: Cause):
+        from tl_inspect.inspector.rewrites import shift_index
+
+        return shift_index(func, c.buffer, c.offset_value % c.width)

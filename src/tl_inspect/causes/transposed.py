@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from tl_inspect.causes import CauseKind
+from tl_inspect.model import Cause
+
+# the `loop` of a transposed cause whose lanes are ordered by the thread dimensions themselves
+THREAD_ORDER = "threadIdx"
+
+
+class Transposed(CauseKind):
+    """neighbouring lanes a stride apart (a transposed or strided view, or threadIdx.x bound to rows)"""
+
+    name, chain_step = "transposed", "index"
+    proved_by = ("the `T.Parallel` loop order swapped, or threadIdx.x and threadIdx.y swapped (the proof; for a "
+                 "store the fix is a transposed shared tile and `T.copy`)")
+
+    @staticmethod
+    def because(c: Cause) -> str:
+        return (f"{c.index} has stride {c.stride} along `{c.lane_var}`, the variable neighbouring threads step "
+                f"through (a transposed walk)")
+
+    @staticmethod
+    def fix(c: Cause) -> str:
+        if c.loop == THREAD_ORDER:
+            return (f"bind threadIdx.x to the index that walks {c.buffer} contiguously: swap the two thread "
+                    f"dimensions (threads=(y, x) and the T.get_thread_binding(0)/(1) calls)")
+        return ("stage the tile through shared memory: write it there transposed, then move it to global memory "
+                "with T.copy (the only transposed form measured at full speed)")
+
+    @staticmethod
+    def chain_answer(c: Cause) -> str:
+        return f"`{c.index}`: neighbouring lanes ({c.lane_var}) are {c.stride} elements apart"
+
+    @staticmethod
+    def change(c: Cause) -> str | None:
+        if c.loop == THREAD_ORDER:
+            return "threadIdx.x and threadIdx.y swapped (threads and their bindings)"
+        if c.loop.startswith("T.Parallel") and c.loop_line:
+            return f"the loop order of the {c.loop} at line {c.loop_line} swapped"
+        return None
+
+    @staticmethod
+    def rewrite(func, c: Cause):
+        from tl_inspect.inspector.rewrites import swap_parallel_nest, swap_thread_dimensions
+
+        if c.loop == THREAD_ORDER:
+            return swap_thread_dimensions(func)
+        return swap_parallel_nest(func, c.loop_line)
