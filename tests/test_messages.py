@@ -12,7 +12,8 @@ import pytest
 
 from conftest import FIXTURES
 from report_data import assert_snapshot
-from tl_inspect.rules import check_kernel, registered_rules
+from tl_inspect.checking import check_kernel
+from tl_inspect.rules import registered_rules
 
 RULES = registered_rules()
 FIXTURE_FILES = sorted(glob.glob(os.path.join(FIXTURES, "kernels", "*.py")))

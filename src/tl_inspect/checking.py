@@ -1,22 +1,46 @@
 """Rules over inspected files: every selected rule on every kernel, then each source file's
-suppressions. The command line and the Python API both check this way."""
+suppressions. The command line and the Python API both check this way. Rules never see each other's
+findings: each cause is reported by the one rule that declares it, so a selection only filters."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 
+from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.config import Settings
-from tl_inspect.model import FileResult, KernelReport
+from tl_inspect.model import FileResult, Finding, KernelArtifact, KernelReport
+from tl_inspect.rules import Rule, RuleContext, registered_rules
 from tl_inspect.sources import SourceFiles
 from tl_inspect.suppressions import suppress
 
 
+class RuleFailure(Exception):
+    """A rule raised on one kernel: that kernel becomes an error, the run goes on."""
+
+
 def all_rules() -> list:
     """Every rule a selector may name."""
-    from tl_inspect.rules import registered_rules
-
     return registered_rules()
+
+
+def check_kernel(kernel: KernelArtifact, source_text: str, rules: list[type[Rule]]) -> list[Finding]:
+    """The findings of `rules` on one kernel, which share one kernel model."""
+    if kernel.status != "ok":
+        return []
+    findings: list[Finding] = []
+    facts = KernelModel(kernel)
+    for rule_class in rules:
+        rule = rule_class()
+        ctx = RuleContext(rule, kernel, source_text, facts)
+        try:
+            rule.check(ctx)
+        except Exception as exc:  # noqa: BLE001 - a defect in one rule must not sink the other kernels
+            cause = (str(exc).strip().splitlines() or ["no message"])[0][:200]
+            raise RuleFailure(f"internal error in rule {rule.code} {rule.slug}: {type(exc).__name__}: {cause}") from exc
+        findings.extend(ctx.findings)
+    unique = {(f.rule, f.line, f.message): f for f in findings}
+    return sorted(unique.values(), key=lambda f: (f.line, f.rule))
 
 
 def check_files(jobs: list, files: list[FileResult], settings: Settings, rules: list,
@@ -25,9 +49,6 @@ def check_files(jobs: list, files: list[FileResult], settings: Settings, rules: 
 
     Returns the reports, and for each source file (real path) whether every kernel it defines was
     inspected without error: only then is a suppression without a finding known to be unused."""
-    from tl_inspect.rules import check_kernel
-    from tl_inspect.rules.runner import RuleFailure
-
     reports = []
     complete: dict[str, bool] = {}
     for job, file in zip(jobs, files):

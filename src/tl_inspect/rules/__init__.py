@@ -6,10 +6,9 @@ import importlib
 import pkgutil
 
 from tl_inspect.rules.base import Rule, RuleContext, RuleExample, find_rule, registered_rules
-from tl_inspect.rules.runner import check_kernel
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.ispkg:
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["Rule", "RuleContext", "RuleExample", "check_kernel", "find_rule", "registered_rules"]
+__all__ = ["Rule", "RuleContext", "RuleExample", "find_rule", "registered_rules"]

@@ -104,18 +104,6 @@ def _plain(value):
     return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
 
 
-@dataclass(frozen=True)
-class _Sentence(Violation):
-    text: str
-    fix: str | None
-
-    def message(self) -> str:
-        return self.text
-
-    def fix_title(self) -> str | None:
-        return self.fix
-
-
 class RuleContext:
     """What a rule may read about one kernel, plus `report` to build findings: `facts` is the kernel
     model, one per kernel, shared by every rule that checks it."""
@@ -140,13 +128,11 @@ class RuleContext:
         lines = self.source_lines
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
-    def report(self, line: int, violation: Violation | str, *, fix: str | None = None, end_line: int | None = None,
+    def report(self, line: int, violation: Violation, *, end_line: int | None = None,
                cuda_lines: Iterable[int] | None = None, evidence: Iterable[str] = (),
                expected_bits: int | None = None, emitted_bits: int | None = None,
                col: int | None = None, cost: Cost | None = None,
                proof: Proof | None = None) -> None:
-        if isinstance(violation, str):  # TRANSITION: rules not yet converted to violation types
-            violation = _Sentence(violation, fix)
         if cuda_lines is None:
             cuda_lines = self.kernel.cuda_lines_for(range(line, (end_line or line) + 1))
         if col is None:
