@@ -12,10 +12,9 @@ import pytest
 from conftest import FIXTURES, kernel_named
 from tl_inspect import ir
 from tl_inspect.checking import check_kernel
-from tl_inspect.model import VERDICTS
+from tl_inspect.model import VERDICTS, KernelReport
 from tl_inspect.rules import find_rule, registered_rules
 from tl_inspect.rules.base import owner_of
-from tl_inspect.model import KernelReport
 from tl_inspect.suppressions import suppress
 
 ELEMENTWISE = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
