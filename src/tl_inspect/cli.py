@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 
-_SUBCOMMANDS = ("rules", "rule", "explain")  # they start no worker, or (explain) start theirs when ready
+_LISTINGS = ("rules", "rule")  # subcommands that inspect nothing
 
 
 class Terminated(BaseException):
@@ -24,8 +24,8 @@ def _terminate(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = signal.signal(signal.SIGTERM, _terminate)
-    # an inspection, not a subcommand nor a request for the help or the version
-    early = bool(argv) and argv[0] not in _SUBCOMMANDS and not {"-h", "--help", "--version"} & set(argv)
+    # an inspection (of PATHs or by `explain`), not a listing nor a request for the help or the version
+    early = bool(argv) and argv[0] not in _LISTINGS and not {"-h", "--help", "--version"} & set(argv)
     try:
         if early:
             from tl_inspect.inspector.zygote import start_early
