@@ -107,6 +107,27 @@ def test_no_process_or_temporary_folder_outlives_the_run(tmp_path):
     assert not os.path.exists(folder) and not list(tmp_path.glob("tl-inspect-*"))
 
 
+def test_a_run_that_compiles_nothing_stops_the_worker_it_started_first(tmp_path):
+    """Issue 14: the worker starts before the command line is read; a usage error or a run served from
+    the cache stops it, and its scratch folder goes."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    assert run_cli(hostile("long_sum.py"), "--exit-zero", env=env).returncode == 0
+    cached = run_cli(hostile("long_sum.py"), "--format", "json", "--exit-zero", env=env)
+    assert json.loads(cached.stdout)["files"][0]["cached"]
+    assert run_cli(hostile("long_sum.py"), "--fail-on", "bogus", env=env).returncode == 2
+    assert not list(tmp_path.glob("tl-inspect-*"))
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _runs_in(int(pid), str(tmp_path))]
+
+
+def _runs_in(pid: int, folder: str) -> bool:
+    """True when the process `pid` was started with an argument inside `folder` (the zygote's scratch)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return folder.encode() in f.read()
+    except OSError:
+        return False
+
+
 @pytest.mark.parametrize("signals,status,said", [
     ((signal.SIGTERM,), 143, "tl-inspect: terminated"),
     ((signal.SIGINT, signal.SIGINT), 130, "tl-inspect: interrupted")])

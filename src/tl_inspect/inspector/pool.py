@@ -12,15 +12,11 @@ limit, and is killed with everything it started on every way out (docs/reliabili
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import pickle
 import queue
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -30,6 +26,7 @@ from typing import Callable, Iterable
 
 from tl_inspect.inspector import cache
 from tl_inspect.inspector.job import Job
+from tl_inspect.inspector.zygote import Zygote, discard_early, take_zygote
 from tl_inspect.model import FileResult, KernelArtifact
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
@@ -52,66 +49,6 @@ class _Running:
     exit_code: int | None = None
     peak_mib: float = 0.0
     timed_out: bool = False
-
-
-class _Zygote:
-    def __init__(self, scratch: str, arch: str):
-        cache = os.path.join(scratch, "tilelang-cache")
-        os.makedirs(cache, exist_ok=True)
-        env = dict(os.environ)
-        # read by tilelang at import: hermetic cache, quiet compiles, CUDA as the default target
-        env.update({
-            "TILELANG_CACHE_DIR": cache,
-            "TILELANG_DISABLE_CACHE": "1",
-            "TILELANG_PRINT_ON_COMPILATION": "0",
-            "TILELANG_DEFAULT_TARGET": json.dumps({"kind": "cuda", "arch": arch}),
-            "PYTHONDONTWRITEBYTECODE": "1",
-        })
-        self.log_path = os.path.join(scratch, "zygote.log")
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                # -P: a copy.py or random.py in the current folder must not shadow the standard library
-                [sys.executable, "-P", "-m", "tl_inspect.inspector.zygote", scratch], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=log, env=env, cwd=os.getcwd(), start_new_session=True,
-            )
-        self.messages: queue.Queue = queue.Queue()
-        self.started_any = False  # a worker was forked: the zygote did start
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            words = line.decode().split()
-            self.started_any = self.started_any or words[:1] == ["started"]
-            self.messages.put(words)
-        self.messages.put(["gone"])
-
-    def submit(self, job_id: int, job: Job, max_memory_mib: int, workdir: str) -> None:
-        paths = [os.path.join(workdir, n) for n in ("result.pickle", "stdout.txt", "stderr.txt")]
-        payload = base64.b64encode(pickle.dumps((job, max_memory_mib, *paths)))
-        try:
-            self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
-            self.process.stdin.flush()
-        except OSError:
-            pass  # the zygote is gone; its "gone" message decides what becomes of this job
-
-    def failure(self, timeout: float) -> str:
-        if self.process.poll() is None:
-            return f"the tilelang worker did not start within {timeout:g} s"
-        with open(self.log_path, errors="replace") as log:
-            lines = [ln.strip() for ln in log.read().splitlines() if ln.strip()]
-        return "could not start the tilelang worker: " + (lines[-1] if lines else "no output")
-
-    def close(self) -> None:
-        """Closing stdin makes the zygote kill every worker and what they started, then exit."""
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
@@ -140,11 +77,10 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
          on_done) -> dict[int, FileResult]:
     """Run the jobs at the given indices in workers; their results by index."""
     if not todo:
+        discard_early()  # every result was cached: no worker to fork
         return {}
     workers = max(1, min(workers, len(todo)))
-    scratch = tempfile.mkdtemp(prefix="tl-inspect-")
-    arch = jobs[todo[0]].arch
-    zygote = _Zygote(scratch, arch)
+    scratch, zygote = take_zygote()
     running: dict[int, _Running] = {}
     try:
         results: dict[int, FileResult] = {}
@@ -195,7 +131,7 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                         del running[item.index]
                         pending.insert(0, replace(item, alone=True, pid=None, started=0.0))
                 zygote.close()
-                zygote = _Zygote(scratch, arch)
+                zygote = Zygote(scratch)
             elif message and message[0] == "gone" or _never_started(running.values(), timeout):
                 reason = zygote.failure(timeout)
                 for item in list(running.values()) + pending:

@@ -13,20 +13,129 @@ scratch folder removed.
 Protocol, one line per message. In (stdin): `<job id> <base64 pickle of (Job, memory limit in MiB,
 result, stdout, stderr paths)>`. Out (the original stdout): `started <job id> <pid>` and `exited <pid> <exit code> <peak RSS
 in KiB>`, the exit code negative for a signal as in `subprocess`.
+
+The parent's end is `Zygote`. The command line starts one before its own imports (`start_early`), so
+that tilelang's import (about 2 s) overlaps them; the pool takes it (`take_zygote`) or starts its own.
 """
 
 from __future__ import annotations
 
 import base64
 import ctypes
+import json
 import os
 import pickle
+import queue
 import select
 import shutil
 import signal
+import subprocess
 import sys
+import tempfile
+import threading
 
 _PR_SET_CHILD_SUBREAPER = 36
+
+
+class Zygote:
+    """The parent's end: starts the zygote, sends it jobs, and queues its replies as lists of words (then
+    `["gone"]` when it exits)."""
+
+    def __init__(self, scratch: str):
+        cache = os.path.join(scratch, "tilelang-cache")
+        os.makedirs(cache, exist_ok=True)
+        env = dict(os.environ)
+        # read by tilelang at import: hermetic cache, quiet compiles (the target is set per job, at fork)
+        env.update({
+            "TILELANG_CACHE_DIR": cache,
+            "TILELANG_DISABLE_CACHE": "1",
+            "TILELANG_PRINT_ON_COMPILATION": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        })
+        self.log_path = os.path.join(scratch, "zygote.log")
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                # -P: a copy.py or random.py in the current folder must not shadow the standard library
+                [sys.executable, "-P", "-m", "tl_inspect.inspector.zygote", scratch], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=log, env=env, cwd=os.getcwd(), start_new_session=True,
+            )
+        self.messages: queue.Queue = queue.Queue()
+        self.started_any = False  # a worker was forked: the zygote did start
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            words = line.decode().split()
+            self.started_any = self.started_any or words[:1] == ["started"]
+            self.messages.put(words)
+        self.messages.put(["gone"])
+
+    def submit(self, job_id: int, job, max_memory_mib: int, workdir: str) -> None:
+        paths = [os.path.join(workdir, n) for n in ("result.pickle", "stdout.txt", "stderr.txt")]
+        payload = base64.b64encode(pickle.dumps((job, max_memory_mib, *paths)))
+        try:
+            self.process.stdin.write(f"{job_id} ".encode() + payload + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            pass  # the zygote is gone; its "gone" message decides what becomes of this job
+
+    def failure(self, timeout: float) -> str:
+        if self.process.poll() is None:
+            return f"the tilelang worker did not start within {timeout:g} s"
+        with open(self.log_path, errors="replace") as log:
+            lines = [ln.strip() for ln in log.read().splitlines() if ln.strip()]
+        return "could not start the tilelang worker: " + (lines[-1] if lines else "no output")
+
+    def close(self) -> None:
+        """Closing stdin makes the zygote kill every worker and what they started, then exit."""
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# (scratch folder, zygote) started by `start_early` and not taken yet
+_early: tuple[str, Zygote] | None = None
+
+
+def start_early() -> None:
+    """Start the zygote for this process's next inspection now, before the caller imports and reads what
+    it needs (rules, configuration, reporters)."""
+    global _early
+    _early = _new_zygote()
+
+
+def take_zygote() -> tuple[str, Zygote]:
+    """The zygote started early with its scratch folder, else a new one; the caller closes it and removes
+    the folder."""
+    return _take_early() or _new_zygote()
+
+
+def discard_early() -> None:
+    """Stop a zygote started early that nothing took (a usage error, every result cached). It has forked
+    no worker, and may still be importing tilelang: kill it rather than wait for it to read its input."""
+    early = _take_early()
+    if early:
+        scratch, zygote = early
+        zygote.process.kill()
+        zygote.process.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _take_early() -> tuple[str, Zygote] | None:
+    global _early
+    early, _early = _early, None
+    return early
+
+
+def _new_zygote() -> tuple[str, Zygote]:
+    scratch = tempfile.mkdtemp(prefix="tl-inspect-")
+    return scratch, Zygote(scratch)
 
 
 def main(scratch: str) -> None:
@@ -60,6 +169,8 @@ def main(scratch: str) -> None:
                 os.setpgid(0, 0)
                 commands.close()
                 replies.close()
+                # the default target of tilelang and of the user's code: CUDA for the job's arch
+                os.environ["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": job.arch})
                 worker.run(job, max_memory_mib, *paths)
             _new_group(pid)
             workers.add(pid)
@@ -129,4 +240,6 @@ def _kill(pid: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    main(sys.argv[1])
+    # the cleanup is done: skip tilelang's and torch's teardown (about 0.6 s), which the parent waits for
+    os._exit(0)
