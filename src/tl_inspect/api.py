@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from tl_inspect import __version__
-from tl_inspect.model import Access, Finding, KernelArtifact, KernelReport, Layout, RunResult
+from tl_inspect.model import Access, Finding, KernelArtifact, KernelReport, Layout, RunResult, Verdict
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Kernel:
         instruction and are not narrow by nature (`inherent`)."""
         wanted = None if buffers is None else {buffers} if isinstance(buffers, str) else set(buffers)
         return [a for a in self.accesses if (wanted is None or a.buffer in wanted)
-                and a.bits < min_bits and a.verdict != "inherent"]
+                and a.bits < min_bits and a.verdict != Verdict.INHERENT]
 
     def _repr_html_(self) -> str:
         """Jupyter: the HTML report's kernel page (Python and CUDA panes, findings with cost and proof
