@@ -162,8 +162,6 @@ def resolve_settings(config: Config, all_rules: list, *, select=None, ignore=Non
     return Settings(config=config, rules=tuple(rules), **chosen)
 
 
-# ---------------------------------------------------------------- values
-
 def check_arch(raw) -> str:
     if not isinstance(raw, str) or not _ARCH.match(raw):
         raise ConfigError(f"expected a CUDA arch such as 'sm_90', got {raw!r}")
@@ -240,8 +238,6 @@ def _cases(raw, root: str) -> dict:
         cases[(os.path.realpath(path), factory)] = expanded
     return cases
 
-
-# ---------------------------------------------------------------- files and paths
 
 def _read_toml(path: str) -> dict:
     try:

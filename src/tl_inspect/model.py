@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tl_inspect.ir import dtype_bits
+
 # the TIR snapshots the inspector keeps, in pipeline order
 STAGE_FRONTEND = "frontend"
 STAGE_LAYOUT = "layout_inference"
@@ -133,8 +135,6 @@ class Access:
 
     @property
     def bits(self) -> int:
-        from tl_inspect.ir import dtype_bits
-
         return self.lanes * dtype_bits(self.dtype)
 
     @property

@@ -232,8 +232,6 @@ def convert_module(stage: str, mod, spans: SpanFilter, script: bool = True) -> i
     return ir.Snapshot(stage, funcs)
 
 
-# ---------------------------------------------------------------- layouts
-
 def layouts(mod, spans: SpanFilter) -> tuple:
     """Fragment/shared buffer layouts and `T.Parallel` loop layouts from the module after LayoutInference."""
     found: list[Layout] = []

@@ -24,7 +24,6 @@ from tl_inspect.inspector.job import Job
 from tl_inspect.inspector.lowering import compile_kernel
 from tl_inspect.model import KernelArtifact
 
-# ---------------------------------------------------------------- entry point (child process)
 
 def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path: str) -> None:
     sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files

@@ -169,8 +169,6 @@ class SweepView:
     rows: tuple
 
 
-# ---------------------------------------------------------------- plain data
-
 def safe_name(text: str, limit: int = 48) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.")[:limit] or "x"
 
@@ -292,8 +290,6 @@ def _rule_page(rule) -> RulePage:
                     summary=rule.summary, body=body, fix=rule.fix)
 
 
-# ---------------------------------------------------------------- rendering
-
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("tl_inspect.reports", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
@@ -345,8 +341,6 @@ def write_html(run: RunResult, directory: str) -> list[str]:
         render("rule.html", rule.href, "../", rule=rule)
     return written
 
-
-# ---------------------------------------------------------------- notebook fragment
 
 NOTEBOOK_CSS = """
 .pane { max-height: 48em; }
