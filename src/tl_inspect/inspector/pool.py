@@ -30,6 +30,9 @@ from tl_inspect.inspector.zygote import Zygote, discard_early, take_zygote
 from tl_inspect.model import FileResult, KernelArtifact
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
+# how long the worker process may take to import tilelang and fork a first worker: a machine's load, not
+# the user's file, decides it, so a short --timeout for the file must not cut it
+STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.02
 
 
@@ -132,8 +135,8 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                         pending.insert(0, replace(item, alone=True, pid=None, started=0.0))
                 zygote.close()
                 zygote = Zygote(scratch)
-            elif message and message[0] == "gone" or _never_started(running.values(), timeout):
-                reason = zygote.failure(timeout)
+            elif message and message[0] == "gone" or _never_started(running.values(), max(timeout, STARTUP_SECONDS)):
+                reason = zygote.failure(max(timeout, STARTUP_SECONDS))
                 for item in list(running.values()) + pending:
                     lost = FileResult(path=item.job.path, error=reason)
                     results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
