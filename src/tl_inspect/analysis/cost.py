@@ -50,9 +50,6 @@ FOUR_BYTES_PER_THREAD = Measured(1.27, "4 bytes per thread: 1.27x (fp16 add, 2 p
 # thread-strided layout, user bounds check, odd rows, thread-strided serial loop)
 NARROW_COALESCED = Measured(1.12, "coalesced accesses narrower than 32 bits: 1.12x (1.08-1.22x measured)")
 WIDE_COALESCED = Measured(1.0, "coalesced accesses of 32 bits or more: 1.00-1.03x")
-# fp32 rows of 1023 added element-wise: 128-byte warp requests straddle 4.9 sectors instead of 4
-STRADDLED_ROWS = Measured(1.38, "32-bit accesses on rows off the sector boundary, element-wise: 1.38x "
-                                "(fp32 add, rows of 1023)")
 # one uint2 load per thread into shared memory before a barrier: 16 KB in flight per SM against 32 KB;
 # the kernel measured 1.16x with the load half its bytes
 STAGED_HALF_VECTOR = Measured(1.32, "one 64-bit load per thread staged before a barrier: 1.32x (half the "
