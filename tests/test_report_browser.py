@@ -181,7 +181,7 @@ def test_notebook_fragment_shows_the_finding_its_proof_and_the_access_table(tmp_
     # under its Python line: the row before it is line 13, the statement the finding is about
     assert page.evaluate("document.querySelector('.tl-inspect tr.finding').previousElementSibling.id").endswith("py-13")
     assert "TLV002" in finding.inner_text() and "lane-dependent-predicate" in finding.inner_text()
-    assert "2.93x for the kernel" in page.locator(".tl-inspect .finding .cost").inner_text()
+    assert "2.61x for the kernel" in page.locator(".tl-inspect .finding .cost").inner_text()
     assert "uint4" in page.locator(".tl-inspect .proof pre.after").inner_text()
     assert page.locator(".tl-inspect .proof pre.before").is_visible()
     assert page.locator(".tl-inspect .pane table.source.cu tr").count() == len(kernel.cuda.splitlines())

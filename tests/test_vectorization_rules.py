@@ -37,7 +37,7 @@ def test_ragged_length_is_reported_under_its_cause_with_cost_and_proof(inspected
     assert finding.slug == "lane-dependent-predicate"
     assert "< 100003" in finding.message and "100003 is not a multiple of 8" in finding.message
     assert "100003 -> 100008" in finding.fix
-    assert finding.cost.estimate == pytest.approx(2.93) and "16 B apart" in finding.cost.basis
+    assert finding.cost.estimate == pytest.approx(2.61) and "16 B apart" in finding.cost.basis
     proof = finding.proof
     assert proof.change == "the length 100003 padded to 100008 (a multiple of 8)"
     assert proof.bits_after > proof.bits_before == 16
@@ -100,14 +100,19 @@ def test_a_transposed_store_names_its_stride_and_is_proven_coalesced_by_swapping
     assert "Cache[h, d, pos + bt * block_t + t]" in finding.message  # as written, not `bx`/`by`
     assert "32 KiB apart" in finding.message and "T.copy" in finding.fix
     assert finding.proof.stride_after == 2 and "swapped" in finding.proof.change
-    assert finding.cost.estimate == pytest.approx(6.9, abs=0.1)
+    # 6.11x measured against the proof's kernel, 6.59x against the transposed shared tile
+    assert finding.cost.estimate == pytest.approx(6.57, abs=0.1)
 
 
 def test_narrow_accesses_that_measured_fast_are_cheap_and_silent(inspected):
     result = inspected([NARROW_BUT_FAST])[NARROW_BUT_FAST]
     with open(NARROW_BUT_FAST) as f:
         text = f.read()
-    for artifact in result.kernels:
+    # one 64-bit load per thread staged before a barrier measured 1.16x: the one that is reported
+    staged = "stage_1024_over_256_threads"
+    (finding,) = check_kernel(next(k for k in result.kernels if k.name == staged), text, RULES)
+    assert finding.slug == "scalarized-load" and finding.cost.estimate == pytest.approx(1.16, abs=0.01)
+    for artifact in (k for k in result.kernels if k.name != staged):
         assert check_kernel(artifact, text, RULES) == [], artifact.name
         narrow = [a for a in artifact.accesses if a.bits < 128 and a.share > 0.01]
         assert narrow and all(a.verdict in ("cheap", "full") for a in narrow), artifact.name

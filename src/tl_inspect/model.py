@@ -127,6 +127,7 @@ class Access:
     reason: str = ""  # why an `inherent` access cannot be wider
     cost: float | None = None  # slowdown of this access against its vector form
     cost_basis: str = ""
+    cost_bound: str = ""  # the resource its cost is time on (tl_inspect.analysis.cost): memory, l1, stores
     cost_after: float | None = None  # what it still costs in the kernel rebuilt without its cause
     share: float = 0.0  # its fraction of the kernel's global bytes
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)

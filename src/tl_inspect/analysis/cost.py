@@ -1,19 +1,17 @@
-"""What a global access costs on an H200 against its best form, from the measured table.
+"""What a global access costs on an H200 against its best form, and what one cause costs its kernel.
 
-The model has two factors, both read off the access as the device code emitted it
-(docs/gpu-impact.md, "Narrow accesses"):
-  * coalescing: the part of the 32-byte sectors one warp instruction touches that it uses. Lanes 16 B
-    apart with 2-byte accesses (a tail guard; 1/8 used) cost 2.93x; lanes a row apart (a transposed
-    walk; every lane in a sector of its own) cost a kernel 1.93x when its loads walk so and 6.97x
-    when its stores do;
-  * work per thread: 2 bytes per thread cost 2.06x, 4 bytes 1.27x, whatever the width.
-Coalesced accesses narrower than 32 bits with enough work per thread cost 1.08-1.15x (1.12 here);
-coalesced accesses of 32 bits or more cost 1.00-1.03x: vector width by itself costs nothing.
-Coalesced means one instruction uses at least half of each 32-byte sector it touches: lanes two
-accesses apart (64-bit fp8 stores, two per thread) measured 1.00x.
-
-An access's share of the kernel's global bytes weighs its cost into the kernel's slowdown: time
-spent on memory is taken as proportional to bytes moved, each access's bytes slowed by its factor.
+Each factor is a row of the H200 calibration (docs/gpu-impact.md, "Calibration of the cost model";
+`benchmarks/gpu_calibrate.py` re-measures them) and is time on one of the GPU's resources, in units
+of the time the access's bytes take at full memory speed:
+  * `memory` (DRAM and L2 bytes): coalesced accesses narrower than 32 bits 1.12x, one or two 16-bit
+    elements per thread 2.06x and 1.27x, transposed walks 2.74x (loads) and up to 12.8x (stores);
+  * `l1` (L1 wavefronts): loads whose lanes each touch a line of their own, hundreds per thread
+    (a thread walking its own row): 14.5x over the bytes one wavefront delivers;
+  * `stores` (partial-sector stores, a tail guard or a serial loop keeping each thread's elements
+    contiguous): priced by the lane stride, 4.1x to 7.8x for the store's own bytes.
+A kernel's time is the busiest resource's, and never under the block floor: about 0.6 ns per
+thread block whatever it moves (2580 bytes at 4.3 TB/s). A cause's estimate is the kernel's time
+with its accesses as they are over its time once the one change is made.
 """
 
 from __future__ import annotations
@@ -26,12 +24,24 @@ from tl_inspect.model import Access
 # a cause whose kernel-level estimate is below this is not worth a default warning
 COSTLY = 1.10
 SECTOR_BYTES = 32
+LINE_BYTES = 128
+# 0.60 ns per block (2^19-2^21 blocks of Y = 3X: 0.319, 0.633, 1.263 ms) at 4.3 TB/s: a block that
+# moves fewer bytes than this waits on the launch, not on memory
+BLOCK_FLOOR_BYTES = 2580
+# an L1-bound load (lanes in lines of their own) delivers this many bytes per wavefront at full
+# memory speed: one wavefront per SM cycle (132 SMs at 1.98 GHz) against 4.3 TB/s, fitted over five
+# kernels (row walks 4.0x and 8.1x, chunk sums 3.22x, split-K GEMVs 6.46x and 6.77x)
+L1_BYTES_PER_WAVEFRONT = 14.5
+# loads per thread from which a thread's loads keep the L1 busy rather than wait on memory
+L1_BOUND_LOADS = 32
+MEMORY, L1, STORES = "memory", "l1", "stores"
 
 
 @dataclass(frozen=True)
 class Measured:
     factor: float
     basis: str  # the row of the H200 table the factor comes from
+    bound: str = MEMORY  # the resource the factor is time on
 
 
 TWO_BYTES_PER_THREAD = Measured(2.06, "one 16-bit element per thread: 2.06x (fp16 add, 1 per thread)")
@@ -40,23 +50,28 @@ FOUR_BYTES_PER_THREAD = Measured(1.27, "4 bytes per thread: 1.27x (fp16 add, 2 p
 # thread-strided layout, user bounds check, odd rows, thread-strided serial loop)
 NARROW_COALESCED = Measured(1.12, "coalesced accesses narrower than 32 bits: 1.12x (1.08-1.22x measured)")
 WIDE_COALESCED = Measured(1.0, "coalesced accesses of 32 bits or more: 1.00-1.03x")
-SPREAD_LANES = Measured(2.93, "lanes 16 B apart, each thread's elements contiguous: 2.93x (tail guard)")
+# one uint2 load per thread into shared memory before a barrier: 16 KB in flight per SM against 32 KB;
+# the kernel measured 1.16x with the load half its bytes
+STAGED_HALF_VECTOR = Measured(1.32, "one 64-bit load per thread staged before a barrier: 1.32x (half the "
+                                    "bytes in flight of uint4; 1.16x for a copy through shared memory)")
 # measured on kernels that move half their bytes this way (the other half a coalesced 16-bit access):
 # 1.93x for the kernel is 2.74x for the load, 6.97x for the kernel 12.8x for the 2-byte store
 TRANSPOSED_LOAD = Measured(2.74, "loads with lanes a row apart: 2.74x (1.93x for a kernel moving half its "
                                  "bytes so)")
 TRANSPOSED_STORE = Measured(12.8, "stores with lanes a row apart: 12.8x (6.97x for a kernel moving half its "
                                   "bytes so)")
-# each thread sums its own 4 x 8 contiguous fp32 (lanes 128 B apart): 1.04x; the L1 cache serves the rest
-# of each line the thread's next iterations read
-LINE_PER_THREAD_LOAD = Measured(1.04, "loads where each thread walks whole 128-byte lines: 1.04x (chunk sums)")
 BULK_COPY = Measured(1.0, "a TMA bulk tensor copy")
-CACHE_LINE_BYTES = 128
+# bytes per SM cycle the partial-sector stores of spread lanes drain at, by lane stride: fp16 add at
+# N = 2^28 + 1 with 4, 8 and 16 elements per thread (0.506, 0.973, 0.851 ms), fp8 stores 8 B apart
+SPREAD_STORE_BYTES_PER_CYCLE = ((8, 4.0), (16, 2.1), (1 << 62, 2.4))
+SM_CYCLES_PER_NS = 132 * 1.98
+FULL_SPEED_BYTES_PER_NS = 4300.0
 
 
-def access_cost(access: Access) -> Measured | None:
+def access_cost(access: Access, staged: bool = False) -> Measured | None:
     """The access's slowdown against its best form; None when the lane stride is unknown (a gather)
-    or zero (every lane reads the same element), where no vector form exists."""
+    or zero (every lane reads the same element), where no vector form exists. `staged`: a load whose
+    value goes to shared memory, which a barrier then waits for."""
     if access.via == "tma":
         return BULK_COPY
     if not access.lane_stride_bytes or not access.sectors:
@@ -68,8 +83,8 @@ def access_cost(access: Access) -> Measured | None:
     if lanes > 1 and access.sectors >= lanes:  # every lane in a sector of its own
         if access.kind == "store":
             return _transposed_store(used)
-        if access.thread_run_bytes >= CACHE_LINE_BYTES:
-            return LINE_PER_THREAD_LOAD
+        if access.elements_per_thread >= L1_BOUND_LOADS:
+            return _l1_bound_load(access, lanes)
         if used < 0.5:
             return TRANSPOSED_LOAD
     # using half of each sector or more measured no loss (64-bit fp8 stores two per thread, lanes 16 B
@@ -81,8 +96,16 @@ def access_cost(access: Access) -> Measured | None:
             return TWO_BYTES_PER_THREAD
         if bytes_per_thread <= 4:
             return FOUR_BYTES_PER_THREAD
-        return NARROW_COALESCED if access.bits < 32 else WIDE_COALESCED
-    return SPREAD_LANES
+        if access.bits < 32:
+            return NARROW_COALESCED
+        if staged and access.kind == "load" and access.bits < 128 and access.elements_per_thread == access.lanes:
+            return STAGED_HALF_VECTOR
+        return WIDE_COALESCED
+    if access.kind == "store":
+        return _spread_store(access.lane_stride_bytes)
+    # the L1 serves the rest of each sector to the thread's next iterations: what is left is the
+    # instructions of a narrow access
+    return NARROW_COALESCED
 
 
 def _transposed_store(used: float) -> Measured:
@@ -94,8 +117,47 @@ def _transposed_store(used: float) -> Measured:
                             f"written: {factor}x (12.8x at 2 bytes)")
 
 
-def kernel_slowdown(accesses) -> float:
-    """What removing one cause would gain the kernel: each access's cost less what it still costs once
-    the cause is gone (measured on the rebuilt kernel where there is one), weighed by its share of the
-    kernel's global bytes."""
-    return 1.0 + sum(a.share * max(0.0, (a.cost or 1.0) - (a.cost_after or 1.0)) for a in accesses)
+def _l1_bound_load(access: Access, lanes: int) -> Measured:
+    """Lanes in lines of their own cost one L1 wavefront per line a warp instruction touches; with
+    hundreds of loads per thread the L1, not memory, sets the time (ncu: L1 at 98-100 % of peak)."""
+    lines = min(lanes, max(1, -(-lanes * min(access.lane_stride_bytes, LINE_BYTES) // LINE_BYTES)))
+    per_wavefront = access.request_bytes / lines
+    factor = round(max(1.0, L1_BYTES_PER_WAVEFRONT / per_wavefront), 2)
+    return Measured(factor, f"{access.elements_per_thread} loads per thread with lanes in {lines} lines of their "
+                            f"own, {per_wavefront:g} B per L1 wavefront: {factor}x (L1-bound; a bf16 row walk "
+                            f"measured 8.1x)", L1)
+
+
+def _spread_store(stride: int) -> Measured:
+    """Stores whose lanes sit `stride` bytes apart write part of each sector; the partial writes drain
+    at a rate set by the stride, whatever the element type."""
+    rate = next(r for limit, r in SPREAD_STORE_BYTES_PER_CYCLE if stride <= limit)
+    factor = round(FULL_SPEED_BYTES_PER_NS / (rate * SM_CYCLES_PER_NS), 2)
+    return Measured(factor, f"stores with lanes {stride} B apart, each thread's elements contiguous: {factor}x "
+                            f"for the store's bytes ({rate} B per SM cycle; fp16 add with a tail guard 2.63x)",
+                    STORES)
+
+
+def kernel_time(accesses, replaced: dict | None = None, block_scale: float = 1.0) -> float:
+    """The kernel's time in units of its bytes at full speed: its busiest resource, or the block
+    floor. `replaced`: id(access) -> (factor, bound) for accesses a change would make cheaper;
+    `block_scale`: how much more each block would move after the change (a larger tile)."""
+    replaced = replaced or {}
+    busy = {MEMORY: 0.0, L1: 0.0, STORES: 0.0}
+    block_bytes = 0
+    for a in accesses:
+        factor, bound = replaced.get(id(a), (a.cost or 1.0, a.cost_bound or MEMORY))
+        busy[MEMORY] += a.share * (factor if bound == MEMORY else 1.0)
+        if bound != MEMORY:
+            busy[bound] += a.share * factor
+        block_bytes += a.block_bytes
+    floor = BLOCK_FLOOR_BYTES / (block_bytes * block_scale) if block_bytes else 0.0
+    return max(max(busy.values()), floor)
+
+
+def kernel_slowdown(accesses, members, block_scale: float = 1.0) -> float:
+    """What removing one cause would gain the kernel: its time as it is over its time with `members`
+    (the accesses the one change fixes) at what they still cost once the cause is gone (measured on
+    the rebuilt kernel where there is one)."""
+    after = {id(a): (min(a.cost or 1.0, a.cost_after or 1.0), MEMORY) for a in members}
+    return kernel_time(accesses) / kernel_time(accesses, after, block_scale)

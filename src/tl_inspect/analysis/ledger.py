@@ -25,13 +25,26 @@ H200_DENSE_PEAKS = {"float16": 989.5e12, "bfloat16": 989.5e12, "float8_e4m3": 19
 PEAKS = {"sm_90": (H200_BANDWIDTH, H200_DENSE_PEAKS), "sm_90a": (H200_BANDWIDTH, H200_DENSE_PEAKS)}
 
 
-def account(kernel: KernelArtifact) -> Ledger | None:
+def _launched(kernel: KernelArtifact) -> tuple:
+    """(the device function, threads launched per block), or (None, 0) without a launch."""
     device = kernel.snapshot(STAGE_DEVICE)
     func = device.func() if device else None
     if func is None or not func.launch:
+        return None, 0
+    return func, math.prod(ir.int_value(e) or 1 for tag, e in func.launch.items() if tag.startswith("threadIdx"))
+
+
+def working_threads(kernel: KernelArtifact) -> int | None:
+    """Threads of a block that reach some global access; None without a launch."""
+    func, threads = _launched(kernel)
+    return _working_threads(func, threads)[0] if func is not None else None
+
+
+def account(kernel: KernelArtifact) -> Ledger | None:
+    func, threads = _launched(kernel)
+    if func is None:
         return None
     launch = func.launch
-    threads = math.prod(ir.int_value(e) or 1 for tag, e in launch.items() if tag.startswith("threadIdx"))
     block_extents = [e for tag, e in sorted(launch.items()) if tag.startswith("blockIdx")]
     counted = [ir.int_value(e) for e in block_extents]
     blocks = math.prod(counted) if all(n is not None for n in counted) else None

@@ -55,6 +55,7 @@ class Unit:
     local_stores: tuple = ()  # (buffer, indices) of register and fragment stores
     predicates: tuple = ()  # conditions of its `if`s and `T.if_then_else`s
     serial_var: str | None = None  # a user T.serial/T.unroll loop that is the innermost variable
+    staged: bool = False  # it moves global memory into shared memory (a barrier then waits for it)
 
 
 @dataclass
@@ -84,11 +85,13 @@ class UnitBuilder:
         return tuple(self.units)
 
     def _unit(self, parts: _Parts, kind: str, line, header: str, loops: tuple, outer: tuple,
-              serial_var: str | None = None) -> Unit:
+              serial_var: str | None = None, staged: bool = False) -> Unit:
         grid = Grid(loops, self.env)
         refs = tuple(_weighed(ref, grid, loops, outer) for ref in parts.refs)
+        staged = staged or any(r.kind == "store" and r.scope.startswith("shared") for r in refs)
         return Unit(kind, line, header, loops, outer, refs, frozenset(parts.casts), frozenset(parts.fragments),
-                    tuple(parts.fragment_refs), tuple(parts.local_stores), tuple(parts.predicates), serial_var)
+                    tuple(parts.fragment_refs), tuple(parts.local_stores), tuple(parts.predicates), serial_var,
+                    staged)
 
     def _visit(self, stmts, outer: tuple) -> None:
         for stmt in stmts:
@@ -192,7 +195,8 @@ class UnitBuilder:
                 parts.fragment_refs.append((other, tuple(("var", name) for name, _ in loops)))
             if ir.dtype_bits(other_info.dtype) != ir.dtype_bits(ref.dtype):
                 parts.casts.add((other_info.dtype, ref.dtype, frozenset(name for name, _ in loops)))
-        return self._unit(parts, "copy", stmt.line, "T.copy", loops, outer_loops(outer))
+        staged = kind == "load" and other_info is not None and other_info.scope.startswith("shared")
+        return self._unit(parts, "copy", stmt.line, "T.copy", loops, outer_loops(outer), staged=staged)
 
     def _thread_unit(self, stmt, outer: tuple) -> Unit | None:
         """A statement outside `T.Parallel` that indexes global memory with the thread variables."""
@@ -202,17 +206,21 @@ class UnitBuilder:
         if not threads:
             return None
         loops = [(v, e) for v, e, kind in outer if v in used and kind in ("serial", "unrolled", "vectorized")]
-        serial = [(v, kind) for v, e, kind in outer if v in used and kind in ("serial", "unrolled")]
+        # a T.vectorized loop that accumulates is lowered serially too (tilelang warns)
+        serial = [(v, kind) for v, e, kind in outer if v in used and kind in ("serial", "unrolled", "vectorized")]
         parts = _Parts()
         if isinstance(stmt, ir.Store):
             self._add_ref(parts, "store", stmt.buffer, stmt.indices, stmt.line)
         self._scan_value(parts, stmt.value, stmt.line)
         if not any(r.is_global for r in parts.refs):
             return None
-        header = f"T.{'serial' if serial[-1][1] == 'serial' else 'unroll'}" if serial else ""
+        header = f"T.{LOOP_WORDS[serial[-1][1]]}" if serial else ""
         return self._unit(parts, "thread", stmt.line, header, tuple(threads) + tuple(loops),
                           tuple((v, e) for v, e, _ in outer if (v, e) not in loops),
                           serial[-1][0] if serial else None)
+
+
+LOOP_WORDS = {"serial": "serial", "unrolled": "unroll", "vectorized": "vectorized"}
 
 
 def _memref(kind, buffer, scope, dtype, line, text, indices, info) -> MemRef:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from tl_inspect.analysis import ledger
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
-from tl_inspect.analysis.cost import COSTLY, access_cost, kernel_slowdown
+from tl_inspect.analysis.cost import (
+    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown)
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.causes import instance_key
 from tl_inspect.model import Access, Cause, KernelArtifact, Verdict
@@ -40,7 +42,8 @@ def judge(kernel: KernelArtifact) -> tuple:
             a = dataclasses.replace(a, block_bytes=match[1].block_bits // 8)
         accesses.append((a, match))
     total = sum(a.block_bytes for a, _ in accesses) or 1
-    judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total))
+    lone = ledger.working_threads(kernel) == 1
+    judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total), lone)
               for a, match in accesses]
     return regroup(judged)
 
@@ -58,9 +61,18 @@ def regroup(accesses) -> tuple:
             key = instance_key(a.cause)
             members = keys[key]
             a = dataclasses.replace(a, group=list(keys).index(key),
-                                    kernel_cost=round(kernel_slowdown(members), 3))
+                                    kernel_cost=round(kernel_slowdown(accesses, members, _block_scale(a.cause)), 3))
         out.append(a)
     return tuple(out)
+
+
+def _block_scale(cause: Cause) -> float:
+    """How much more each block moves once the cause is gone: a thread given a whole vector instead of
+    a few elements moves a tile that many times larger (the fix text's; fewer threads over the same grid
+    stay on the block floor, measured 1.00x)."""
+    if cause.kind == "few-per-thread" and cause.elements and cause.width > cause.elements:
+        return cause.width / cause.elements
+    return 1.0
 
 
 def improved(proof) -> bool:
@@ -77,14 +89,16 @@ def with_proof(access: Access, cause: Cause, proof, cost_after: float) -> Access
                                max_bits=max(access.max_bits or 0, proof.bits_after))
 
 
-def _judge_one(facts, match, access: Access) -> Access:
+def _judge_one(facts, match, access: Access, lone: bool) -> Access:
     if access.atomic:
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason="atomic", max_bits=access.bits)
-    measured = access_cost(access)
+    if lone and access.lane_stride_bytes == 0 and access.elements_per_thread >= L1_BOUND_LOADS:
+        return _lone_walk(facts, access)
+    measured = access_cost(access, match is not None and match[0].staged)
     if measured is None:
         reason = "broadcast" if access.lane_stride_bytes == 0 else "gather"
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason=reason, max_bits=access.bits)
-    access = dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis)
+    access = _priced(access, measured)
     if access.via:
         # an asynchronous copy moves a whole tile (TMA) or its own 4-16 bytes: the copy engine's width
         return dataclasses.replace(access, verdict=Verdict.FULL, max_bits=access.bits)
@@ -117,17 +131,36 @@ def _judge_one(facts, match, access: Access) -> Access:
     return dataclasses.replace(access, verdict=Verdict.UNPROVEN, cause=causes[0], causes=tuple(causes))
 
 
+def _priced(access: Access, measured: Measured) -> Access:
+    return dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis, cost_bound=measured.bound)
+
+
+# a lone thread per block walking its row (docs/gpu-impact.md, calibration): 8192 fp32 rows of 16384,
+# 1.038 ms against 0.118 ms for 128 threads reducing a T.copy'd row (8.49x-9.52x over three runs)
+LONE_THREAD_WALK = Measured(8.77, "one thread per block walking its row alone: 8.77x (fp32 rows of 16384)")
+
+
+def _lone_walk(facts, access: Access) -> Access:
+    """One working thread per block walks many elements: every lane of the block but one idles. The
+    cause is the block's layout of work, whatever the access's width."""
+    cause = Cause("lone-thread", width=MAX_VECTOR_BITS // (access.bits or 32), buffer=access.buffer,
+                  loop_line=access.line, threads=facts.thread_count, elements=access.elements_per_thread)
+    return dataclasses.replace(_priced(access, LONE_THREAD_WALK), verdict=Verdict.UNPROVEN, cause=cause,
+                               causes=(cause,), max_bits=MAX_VECTOR_BITS)
+
+
 def _placed(kernel: KernelArtifact, facts, access: Access) -> Access:
     """An access whose statement lowering rebuilt without a line (a bounds check around a store at a
-    run-time offset) takes the line of the one statement of the user's that makes it, if there is one."""
+    run-time offset, `let` values merged into one load) takes the line of the first statement of the
+    user's that makes it."""
     lines = {ref.line for unit in facts.units for ref in unit.refs
              if ref.is_global and (ref.buffer, ref.kind) == (access.buffer, access.kind) and ref.line}
-    if len(lines) != 1:
+    if not lines:
         return access
     word = re.compile(rf"\b{re.escape(access.buffer)}\[")
     cuda = tuple(n for n, text in enumerate(kernel.source.splitlines(), 1)
                  if word.search(text) and kernel.line_map[n - 1] is None)
-    return dataclasses.replace(access, line=lines.pop(), cuda_lines=access.cuda_lines or cuda)
+    return dataclasses.replace(access, line=min(lines), cuda_lines=access.cuda_lines or cuda)
 
 
 def _frontend_refs(facts) -> dict:

@@ -9,7 +9,7 @@ from tl_inspect.wording import article
 class MisalignedRows(CauseKind):
     """rows whose length is not a multiple of the vector width"""
 
-    name, chain_step, key = "misaligned-rows", "index", ("row", "width")
+    name, chain_step, key = "misaligned-rows", "index", ("row",)
     proved_by = "the row length padded; `T.assume` for a run-time row length"
 
     @staticmethod
