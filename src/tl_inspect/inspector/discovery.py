@@ -86,17 +86,19 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
             specs.extend((line, spec) for spec in found if is_users(spec.source_file))
         elif is_kernel_object(obj) or name in cases or (name in plain and _function_file(obj) == module_file(module)):
             factories.append((name, obj))
-    # a factory already called at module level (`k = factory(4096)`) needs no cases
+    # a factory already called at module level (`k = factory(4096)`) needs no cases, nor its defaults
     specialised = {(spec.source_file, line) for line, spec in specs}
     inferred = InferredCases.of(tree, module, [(n, o) for n, o in factories if n not in cases], job.max_inferred)
     notes: list[str] = list(inferred.notes)
     needs_cases: dict = {}
     for name, obj in factories:
-        called = any(file == _function_file(obj) and line in _function_lines(obj) for file, line in specialised)
-        own = cases.get(name) or (None if called else inferred.cases.get(name))
-        found, note = _factory_specs(name, obj, own, job.all_configs, inferred.origins.get(name, ()) if own and
-                                     name not in cases else ())
-        if note and not called:
+        if name not in cases and any(file == _function_file(obj) and line in _function_lines(obj)
+                                     for file, line in specialised):
+            continue
+        own = cases.get(name) or inferred.cases.get(name)
+        found, note = _factory_specs(name, obj, own, job.all_configs, () if name in cases else
+                                     inferred.origins.get(name, ()))
+        if note:
             notes.append(note + inferred.refusal(name))
             needs_cases[name] = required_parameters(obj)
         line = _function_line(obj)
