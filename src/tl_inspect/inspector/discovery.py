@@ -25,6 +25,7 @@ from tilelang.jit.kernel import JITKernel
 from tl_inspect.inspector.errors import describe_error, printable
 from tl_inspect.inspector.hooks import TILELANG_DIR
 from tl_inspect.inspector import inference
+from tl_inspect.inspector.tensor_args import TensorShape
 from tl_inspect.inspector.job import Job
 from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
 
@@ -259,15 +260,17 @@ def _factory_specs(name: str, obj, cases, all_configs: bool,
 def _from_factory(obj, case: dict, config: dict):
     """Build the PrimFunc of one case lazily, so a failing factory fails only its own kernel."""
     def build():
+        # tensors an inferred call passes: meta tensors of their shape and dtype, never allocated
+        case_values = {name: value.meta() if isinstance(value, TensorShape) else value for name, value in case.items()}
         if isinstance(obj, AutoTuneImpl):
             arguments = dict(config)
             extra = dict(arguments.pop("pass_configs", None) or {})
             impl = obj.jit_impl
-            return impl.get_tir(**{**arguments, **case}), {**(impl.pass_configs or {}), **extra}
+            return impl.get_tir(**{**arguments, **case_values}), {**(impl.pass_configs or {}), **extra}
         if isinstance(obj, JITImpl):
             # get_tir builds the PrimFunc without compiling and drops the factory's pass_configs
-            return obj.get_tir(**case), dict(obj.pass_configs or {})
-        result = obj(**case)
+            return obj.get_tir(**case_values), dict(obj.pass_configs or {})
+        result = obj(**case_values)
         if hasattr(result, "prim_func"):
             return result.prim_func, dict(getattr(result, "pass_configs", None) or {})
         return result, {}

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import ast
 import operator
+import sys
 import types
 from dataclasses import dataclass, field
+
+from tl_inspect.inspector.tensor_args import TensorShape, made_tensor, tensor_method
 
 ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
@@ -59,9 +62,12 @@ def plain_factories(tree: ast.Module) -> set[str]:
     `@T.prim_func` inside, or their call is what `tilelang.compile(...)` compiles."""
     found = set()
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and any(
-                isinstance(inner, ast.FunctionDef) and any(_last_name(d) == "prim_func" for d in inner.decorator_list)
-                for inner in ast.walk(node) if inner is not node):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        kernels = {inner.name for inner in ast.walk(node) if inner is not node and isinstance(inner, ast.FunctionDef)
+                   and any(_last_name(d) == "prim_func" for d in inner.decorator_list)}
+        # returned (or compiled and returned): a function that runs an autotuner around its kernel is no factory
+        if any(r.value is not None and kernels & set(_names_in(r.value)) for r in _own_returns(node)):
             found.add(node.name)
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and _last_name(node.func) == "compile" and node.args
@@ -123,6 +129,9 @@ class _Walker:
             value = self.evaluate(node.value if isinstance(node, ast.AnnAssign)
                                   else ast.BinOp(node.target, node.op, node.value), env)
             self._bind(node.target, value, env)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
+            for alias in node.names:
+                env[alias.asname or alias.name.split(".")[0]] = _imported(node, alias)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             for name in _names_in(node.target):
                 env[name] = Unknown(f"`{name}` is a loop variable")
@@ -228,12 +237,34 @@ class _Walker:
             parsed = _ArgparseResult(self.argparse_defaults)
             return (parsed, Unknown("the arguments argparse did not know")) if _last_name(node.func) == \
                 "parse_known_args" else parsed
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            made = self._tensor(node, env)
+            if made is not None:
+                return made
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS \
                 and not node.keywords and node.func.id not in env and node.func.id not in self.namespace:
             values = [self.evaluate(a, env) for a in node.args]
             unknown = next((v for v in values if isinstance(v, Unknown)), None)
             return unknown or _arithmetic(_PURE_BUILTINS[node.func.id], node, *values)
         return Unknown(f"`{_shown(node)}` is computed at run time")
+
+    def _tensor(self, node: ast.Call, env: dict):
+        """A tensor made by torch from plain values, or a cast of one (tensor_args.py); None otherwise."""
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        base = node.func.value
+        owner = env.get(base.id, self.namespace.get(base.id)) if isinstance(base, ast.Name) else \
+            self.evaluate(base, env)
+        if not (isinstance(owner, TensorShape) or getattr(owner, "__name__", None) == "torch"):
+            return None
+        args = [self.evaluate(a, env) for a in node.args]
+        kwargs = {k.arg: self.evaluate(k.value, env) for k in node.keywords if k.arg != "device"}
+        if any(isinstance(v, Unknown) for v in (*args, *kwargs.values())):
+            return None
+        if isinstance(owner, TensorShape):
+            return tensor_method(owner, node.func.attr, args)
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("requires_grad", "pin_memory", "generator")}
+        return made_tensor(node.func.attr, args, kwargs)
 
     def _name(self, name: str, env: dict):
         if name in env:
@@ -271,6 +302,13 @@ def _constant(value, shown: str):
         return value
     kind = type(value).__name__
     return Unknown(f"`{shown}` is a {kind}" + (", not a constant" if kind not in ("Tensor", "ndarray") else ""))
+
+
+def _imported(node, alias):
+    """A module imported inside a function, when it is already loaded: read, never imported here."""
+    name = alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
+    module = sys.modules.get(name if alias.asname or isinstance(node, ast.ImportFrom) else name.split(".")[0])
+    return module if module is not None else Unknown(f"`{alias.asname or alias.name}` is imported at run time")
 
 
 def _arithmetic(function, node, *values):
@@ -350,6 +388,18 @@ def _returns_parsed_arguments(function) -> bool:
     """`def parse_args(): ...; return parser.parse_args()`: its call is the argparse result."""
     return any(isinstance(n, ast.Return) and isinstance(n.value, ast.Call) and _last_name(n.value.func) == "parse_args"
                for n in ast.walk(function))
+
+
+def _own_returns(function) -> list[ast.Return]:
+    """The function's own return statements, not those of the functions it defines."""
+    found, stack = [], list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _is_main_guard(node) -> bool:
