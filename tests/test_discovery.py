@@ -80,6 +80,23 @@ def test_module_attributes_such_as_dtypes_are_read_not_called():
     assert found["k"][0][0] == (T.float16,)
 
 
+def test_tensors_made_by_torch_from_plain_shapes_are_known_by_shape_and_dtype():
+    import torch
+
+    found, refusals = calls_of("""
+        def main(M=64):
+            import torch as th
+            a = th.randn(M, 128).cuda().half()
+            b = torch.zeros((M,), dtype=torch.bfloat16, device="cuda")
+            c = torch.empty_like(a).to(torch.float32)
+            k(a, b, c, torch.randint(0, 9, (4, 2)))
+            k(torch.randn(a.numel()))
+    """, namespace={"torch": torch})
+    shapes = [str(v) for v in found["k"][0][0]]
+    assert shapes == ["Tensor(64x128,float16)", "Tensor(64,bfloat16)", "Tensor(64x128,float32)", "Tensor(4x2,int64)"]
+    assert refusals["k"] == ["main() line 8: `torch.randn(a.numel())` is computed at run time"]
+
+
 def test_plain_factories_are_functions_defining_a_prim_func_or_compiled_by_tilelang_compile():
     tree = ast.parse(textwrap.dedent("""
         def builds(N):
@@ -161,6 +178,7 @@ EXPECTED = {
     "cuda_at_import.py": [("halve_1024", "prim_func")],
     "explicit_wins.py": [("square[N=256]", "jit_factory")],
     "not_inferable.py": [],
+    "eager_tensors.py": [("double[A=Tensor(256x1024,float16),block_N=256]", "main() line 23")],
 }
 
 

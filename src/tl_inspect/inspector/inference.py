@@ -4,8 +4,9 @@ The calls searched are those in `main()`, in the `if __name__ == "__main__":` bl
 functions, and in the module's functions those call (`run_gemm(...)` helpers), followed with the values
 they are called with. Only argument expressions are evaluated: literals, module constants, the
 enclosing function's parameters (their defaults, or what its caller passed), names assigned from those,
-`argparse` defaults read as `args.x`, and arithmetic on these. Anything else (a tensor, a loop
-variable, a call, I/O) makes the call not inferable, with the reason. docs/discovery.md lists the rules.
+`argparse` defaults read as `args.x`, arithmetic on these, and tensors torch makes from such shapes
+(tensor_args.py). Anything else (a tensor read or computed, a loop variable, a call, I/O) makes the call not
+inferable, with the reason. docs/discovery.md lists the rules.
 
 No tilelang here: the worker passes the module's live namespace for its constants.
 """
@@ -18,29 +19,20 @@ import sys
 import types
 from dataclasses import dataclass, field
 
+from tl_inspect.inspector.static_values import (
+    PARSE_METHODS, ArgparseResult, Unknown, argparse_defaults, last_name, literal, returns_parsed_arguments,
+)
 from tl_inspect.inspector.tensor_args import TensorShape, made_tensor, tensor_method
 
 ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
 _FACTORY_METHODS = ("compile", "get_tir")
-_PARSE_METHODS = ("parse_args", "parse_known_args")  # `matmul.compile(M=1024, ...)` names the factory too
+PARSE_METHODS = ("parse_args", "parse_known_args")  # `matmul.compile(M=1024, ...)` names the factory too
 _PURE_BUILTINS = {"int": int, "float": float, "min": min, "max": max, "abs": abs, "round": round}
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
               ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 _LARGEST = 1 << 64  # an arithmetic result past this is a mistake to inspect, not a shape
-
-
-@dataclass(frozen=True)
-class Unknown:
-    """A value that cannot be known without running the file, and why (a phrase: "`a` is a loop variable")."""
-    reason: str
-
-
-@dataclass(frozen=True)
-class _ArgparseResult:
-    """What `parser.parse_args()` returns: its options' defaults, by destination."""
-    defaults: dict
 
 
 @dataclass(frozen=True)
@@ -65,12 +57,12 @@ def plain_factories(tree: ast.Module) -> set[str]:
         if not isinstance(node, ast.FunctionDef):
             continue
         kernels = {inner.name for inner in ast.walk(node) if inner is not node and isinstance(inner, ast.FunctionDef)
-                   and any(_last_name(d) == "prim_func" for d in inner.decorator_list)}
+                   and any(last_name(d) == "prim_func" for d in inner.decorator_list)}
         # returned (or compiled and returned): a function that runs an autotuner around its kernel is no factory
         if any(r.value is not None and kernels & set(_names_in(r.value)) for r in _own_returns(node)):
             found.add(node.name)
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and _last_name(node.func) == "compile" and node.args
+        if (isinstance(node, ast.Call) and last_name(node.func) == "compile" and node.args
                 and isinstance(node.args[0], ast.Call) and isinstance(node.args[0].func, ast.Name)):
             found.add(node.args[0].func.id)
     return found
@@ -79,7 +71,7 @@ def plain_factories(tree: ast.Module) -> set[str]:
 def infer_calls(tree: ast.Module, factories: set[str], namespace: dict) -> Inference:
     """Every call of `factories` reachable from the file's entry points, with its evaluated arguments."""
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    walker = _Walker(factories, functions, namespace, _argparse_defaults(tree))
+    walker = _Walker(factories, functions, namespace, argparse_defaults(tree))
     if ENTRY_MAIN in functions and ENTRY_MAIN not in factories:
         walker.enter_function(functions[ENTRY_MAIN], f"{ENTRY_MAIN}()")
     for node in tree.body:
@@ -97,7 +89,7 @@ class _Walker:
         self.functions = functions
         self.namespace = namespace
         self.argparse_defaults = argparse_defaults
-        self.parsers = {name for name, node in functions.items() if _returns_parsed_arguments(node)}
+        self.parsers = {name for name, node in functions.items() if returns_parsed_arguments(node)}
         self.result = Inference()
         # an argparse default was read on the way to the calls now being walked (their origin says so)
         self.read_argparse = False
@@ -168,7 +160,7 @@ class _Walker:
             return
         args = tuple(self.evaluate(a, env) for a in call.args)
         kwargs = tuple((k.arg, self.evaluate(k.value, env)) for k in call.keywords)
-        unknown = next((v for v in (*args, *(v for _, v in kwargs)) if isinstance(v, (Unknown, _ArgparseResult))), None)
+        unknown = next((v for v in (*args, *(v for _, v in kwargs)) if isinstance(v, (Unknown, ArgparseResult))), None)
         if unknown is not None:
             reason = unknown.reason if isinstance(unknown, Unknown) else "the argparse result itself is passed"
             self.result.refusals.setdefault(factory, []).append(f"{here}: {reason}")
@@ -232,10 +224,10 @@ class _Walker:
             left, right = self.evaluate(node.left, env), self.evaluate(node.right, env)
             unknown = next((v for v in (left, right) if isinstance(v, Unknown)), None)
             return unknown or _arithmetic(_OPERATORS[type(node.op)], node, left, right)
-        if isinstance(node, ast.Call) and (_last_name(node.func) in _PARSE_METHODS or (
+        if isinstance(node, ast.Call) and (last_name(node.func) in PARSE_METHODS or (
                 isinstance(node.func, ast.Name) and node.func.id in self.parsers and node.func.id not in env)):
-            parsed = _ArgparseResult(self.argparse_defaults)
-            return (parsed, Unknown("the arguments argparse did not know")) if _last_name(node.func) == \
+            parsed = ArgparseResult(self.argparse_defaults)
+            return (parsed, Unknown("the arguments argparse did not know")) if last_name(node.func) == \
                 "parse_known_args" else parsed
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             made = self._tensor(node, env)
@@ -274,7 +266,7 @@ class _Walker:
         return Unknown(f"`{name}` is not a literal, a module constant, a parameter default or an argparse option")
 
     def _attribute(self, node: ast.Attribute, env: dict):
-        if isinstance(node.value, ast.Name) and isinstance(env.get(node.value.id), _ArgparseResult):
+        if isinstance(node.value, ast.Name) and isinstance(env.get(node.value.id), ArgparseResult):
             defaults = env[node.value.id].defaults
             if node.attr not in defaults:
                 return Unknown(f"`{_shown(node)}` has no argparse default")
@@ -321,44 +313,6 @@ def _arithmetic(function, node, *values):
     return result
 
 
-def _argparse_defaults(tree: ast.Module) -> dict:
-    """dest -> default of every `add_argument("--name", ..., default=...)` in the file (type= applied)."""
-    defaults = {}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and _last_name(node.func) == "add_argument" and node.args):
-            continue
-        flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        keywords = {k.arg: k.value for k in node.keywords if k.arg}
-        dest = _literal(keywords.get("dest")) or next(
-            (f.lstrip("-").replace("-", "_") for f in flags if f.startswith("--")), flags[0].lstrip("-") if flags else None)
-        if not dest:
-            continue
-        action = _literal(keywords.get("action"))
-        if "default" in keywords:
-            default = _literal(keywords["default"], Unknown(f"`--{dest}`'s default is computed at run time"))
-        elif action in ("store_true", "store_false"):
-            default = action == "store_false"
-        else:
-            default = Unknown(f"`--{dest}` has no default")
-        kind = _last_name(keywords["type"]) if "type" in keywords else None
-        if isinstance(default, str) and kind in ("int", "float"):
-            try:
-                default = int(default) if kind == "int" else float(default)
-            except ValueError:
-                default = Unknown(f"`--{dest}`'s default {default!r} is not a {kind}")
-        defaults[dest] = default
-    return defaults
-
-
-def _literal(node, otherwise=None):
-    if node is None:
-        return otherwise
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
-        return otherwise
-
-
 def _calls_in(statement) -> list[ast.Call]:
     """The calls in one statement's own expressions (not in the bodies it contains), in source order."""
     found = []
@@ -384,12 +338,6 @@ def _called_factory(func, factories: set[str]) -> str | None:
     return None
 
 
-def _returns_parsed_arguments(function) -> bool:
-    """`def parse_args(): ...; return parser.parse_args()`: its call is the argparse result."""
-    return any(isinstance(n, ast.Return) and isinstance(n.value, ast.Call) and _last_name(n.value.func) == "parse_args"
-               for n in ast.walk(function))
-
-
 def _own_returns(function) -> list[ast.Return]:
     """The function's own return statements, not those of the functions it defines."""
     found, stack = [], list(function.body)
@@ -406,19 +354,11 @@ def _is_main_guard(node) -> bool:
     test = getattr(node, "test", None)
     return (isinstance(node, ast.If) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
             and test.left.id == "__name__" and len(test.comparators) == 1
-            and _literal(test.comparators[0]) == "__main__")
+            and literal(test.comparators[0]) == "__main__")
 
 
 def _names_in(target) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-
-
-def _last_name(node) -> str | None:
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else None
 
 
 def _shown(node) -> str:
