@@ -216,6 +216,10 @@ class _Walker:
             return unknown or (items if isinstance(node, ast.Tuple) else list(items))
         if isinstance(node, ast.Attribute):
             return self._attribute(node, env)
+        if isinstance(node, ast.Subscript):
+            value, index = self.evaluate(node.value, env), self.evaluate(node.slice, env)
+            unknown = next((v for v in (value, index) if isinstance(v, Unknown)), None)
+            return unknown or _arithmetic(operator.getitem, node, value, index)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.evaluate(node.operand, env)
             return value if isinstance(value, Unknown) else _arithmetic(
@@ -251,8 +255,9 @@ class _Walker:
             return None
         args = [self.evaluate(a, env) for a in node.args]
         kwargs = {k.arg: self.evaluate(k.value, env) for k in node.keywords if k.arg != "device"}
-        if any(isinstance(v, Unknown) for v in (*args, *kwargs.values())):
-            return None
+        unknown = next((v for v in (*args, *kwargs.values()) if isinstance(v, Unknown)), None)
+        if unknown is not None:
+            return unknown  # the tensor's shape or dtype is what needs running the file: say which
         if isinstance(owner, TensorShape):
             return tensor_method(owner, node.func.attr, args)
         kwargs = {k: v for k, v in kwargs.items() if k not in ("requires_grad", "pin_memory", "generator")}
@@ -272,14 +277,17 @@ class _Walker:
                 return Unknown(f"`{_shown(node)}` has no argparse default")
             self.read_argparse = True
             return defaults[node.attr]
+        if node.attr == "shape" and isinstance(self.evaluate(node.value, env), TensorShape):
+            return self.evaluate(node.value, env).shape
         base = node.value
         path = [node.attr]
         while isinstance(base, ast.Attribute):
             path.insert(0, base.attr)
             base = base.value
-        if isinstance(base, ast.Name) and base.id not in env and isinstance(self.namespace.get(base.id), types.ModuleType):
+        root = env.get(base.id, self.namespace.get(base.id)) if isinstance(base, ast.Name) else None
+        if isinstance(root, types.ModuleType):
             # `T.float16`, `torch.bfloat16`: an attribute of an imported module, read, not called
-            value = self.namespace[base.id]
+            value = root
             for part in path:
                 value = getattr(value, part, Unknown(f"`{_shown(node)}` does not exist"))
             return value if isinstance(value, Unknown) else _constant(value, _shown(node))

@@ -52,8 +52,15 @@ def tensor_method(tensor: TensorShape, method: str, args: list):
     """`tensor.<method>(*args)` for the methods that keep its shape (casts, moves), else None."""
     if method in _KEEPS:
         return tensor
+    if method == "size":
+        return tensor.shape[args[0]] if args and isinstance(args[0], int) and -len(tensor.shape) <= args[0] < len(
+            tensor.shape) else (tensor.shape if not args else None)
+    if method in ("numel", "dim") and not args:
+        return len(tensor.shape) if method == "dim" else _product(tensor.shape)
     if method in _CASTS and not args:
         return TensorShape(tensor.shape, _CASTS[method])
+    if method in ("view", "reshape") and args and not isinstance(args[0], str):
+        return _reshaped(tensor, _shape_with_free(args))
     if method == "to":
         dtypes = [a for a in args if _dtype_name(a)]
         return _with_dtype(tensor, dtypes[0]) if dtypes else tensor
@@ -63,6 +70,27 @@ def tensor_method(tensor: TensorShape, method: str, args: list):
 def _shape(args: list):
     sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
     return sizes if sizes and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in sizes) else None
+
+
+def _shape_with_free(args: list):
+    """`view(-1, N)`'s shape with -1 kept for `_reshaped` to fill in."""
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+    return sizes if all(isinstance(s, int) and not isinstance(s, bool) and s >= -1 for s in sizes) else None
+
+
+def _product(sizes) -> int:
+    total = 1
+    for size in sizes:
+        total *= size
+    return total
+
+
+def _reshaped(tensor: TensorShape, sizes):
+    total = _product(tensor.shape)
+    known = _product(size for size in sizes or () if size != -1)
+    if not sizes or sizes.count(-1) > 1 or known == 0 or total % known:
+        return None
+    return TensorShape(tuple(total // known if s == -1 else s for s in sizes), tensor.dtype)
 
 
 def _with_dtype(tensor: TensorShape, dtype):
