@@ -90,11 +90,13 @@ def test_tensors_made_by_torch_from_plain_shapes_are_known_by_shape_and_dtype():
             b = torch.zeros((M,), dtype=torch.bfloat16, device="cuda")
             c = torch.empty_like(a).to(torch.float32)
             k(a, b, c, torch.randint(0, 9, (4, 2)))
-            k(torch.randn(a.numel()))
+            k(torch.randn(a.numel()), a.view(-1, 32), a.shape[1], c.size(0))
+            k(torch.randn(len(data)))
     """, namespace={"torch": torch})
-    shapes = [str(v) for v in found["k"][0][0]]
-    assert shapes == ["Tensor(64x128,float16)", "Tensor(64,bfloat16)", "Tensor(64x128,float32)", "Tensor(4x2,int64)"]
-    assert refusals["k"] == ["main() line 8: `torch.randn(a.numel())` is computed at run time"]
+    shapes = [[str(v) for v in call[0]] for call in found["k"]]
+    assert shapes == [["Tensor(64x128,float16)", "Tensor(64,bfloat16)", "Tensor(64x128,float32)", "Tensor(4x2,int64)"],
+                      ["Tensor(8192,float32)", "Tensor(256x32,float16)", "128", "64"]]
+    assert refusals["k"] == ["main() line 9: `len(data)` is computed at run time"]
 
 
 def test_plain_factories_are_functions_defining_a_prim_func_or_compiled_by_tilelang_compile():
