@@ -201,7 +201,7 @@ def test_a_factory_without_an_inferable_call_says_why_and_what_to_add(fixtures):
     assert result.needs_cases == (("shift", ("N",)),)
     assert result.notes == ("shift: factory needs arguments (N); add TL_INSPECT_CASES = {'shift': [{...}]} or use "
                             "FILE.py::shift -a NAME=VALUE; its calls are not inferable: main() line 22: "
-                            "`a.shape[0]` is computed at run time",)
+                            "`torch.load('input.pt')` is computed at run time",)
 
 
 def test_cuda_at_import_names_the_line_and_keeps_the_kernels_bound_before_it(fixtures):

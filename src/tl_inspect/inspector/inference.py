@@ -291,7 +291,9 @@ class _Walker:
             for part in path:
                 value = getattr(value, part, Unknown(f"`{_shown(node)}` does not exist"))
             return value if isinstance(value, Unknown) else _constant(value, _shown(node))
-        return Unknown(f"`{_shown(node)}` is computed at run time")
+        owner = self.evaluate(node.value, env)
+        # `a.shape` of an unknown `a`: the reason is what made `a`
+        return owner if isinstance(owner, Unknown) else Unknown(f"`{_shown(node)}` is computed at run time")
 
 
 def _constant(value, shown: str):
