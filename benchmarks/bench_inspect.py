@@ -37,7 +37,7 @@ for target in parse_targets(sys.argv[1:]):
     module, _ = import_user_file(os.path.abspath(target.path))
     if module is None:
         continue
-    specs, _ = discover(module, Job(target.path))
+    specs, _, _ = discover(module, Job(target.path))
     for spec in specs:
         try:
             prim_func, configs = spec.build()

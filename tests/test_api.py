@@ -203,7 +203,9 @@ def test_rich_console_shows_the_full_format(kernels):
     assert "13 |                 C[bx * block + i] = A[bx * block + i] + B[bx * block + i]" in kernel
     assert "proof: rebuilt with the length 2047 padded to 2048" in kernel and "uint4" in kernel
     whole = rendered(report)
-    assert whole.startswith(kernel) and whole.endswith("Checked 1 kernel in 1 file: 1 finding (1 warning)\n")
+    assert whole.startswith(kernel) and whole.endswith(
+        "Checked 1 kernel in 1 file: 1 finding (1 warning)\n"
+        "Files: 1 file with kernels, 0 with factories but no inferable call, 0 failed\n")
 
 
 def test_report_html_folds_clean_kernels_and_keeps_ids_apart(kernels):

@@ -88,7 +88,8 @@ def test_full_shows_frame_cuda_and_fix(report_run):
     assert "CUDA: no generated line comes from this statement" in text
     assert "kernel broken could not be compiled: InternalError" in text
     assert text.rstrip().endswith(
-        "Checked 5 kernels in 2 files: 4 findings (2 errors, 1 warning, 1 info); 2 could not be inspected")
+        "Checked 5 kernels in 2 files: 4 findings (2 errors, 1 warning, 1 info); 2 could not be inspected\n"
+        f"{FILES_SUMMARY}")
     assert "\x1b[" not in text
 
 
@@ -107,8 +108,12 @@ def test_full_uses_colour_only_on_a_terminal(report_run, monkeypatch):
 
 # ---------------------------------------------------------------- line formats
 
+FILES_SUMMARY = "Files: 2 files with kernels, 0 with factories but no inferable call, 2 failed"
+
+
 def test_concise_is_one_line_per_finding_or_failure(report_run):
-    lines = render(report_run, "concise").splitlines()
+    *lines, summary = render(report_run, "concise").splitlines()
+    assert summary == FILES_SUMMARY
     pattern = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<rest>.+)$")
     assert all(pattern.match(line) for line in lines), lines
     assert "tests/data/report_kernels.py:15:17: TLV001 [scalarized-load] C, A and B are accessed 16 bits at " \
@@ -121,7 +126,8 @@ def test_json_lines_round_trip(report_run):
     records = [json.loads(line) for line in render(report_run, "json-lines").splitlines()]
     errors = [r for r in records if r.get("kind") == "error"]
     assert [(e["file"], e["kernel"]) for e in errors] == [(KERNELS_FILE, "broken"), (BROKEN_FILE, "<module>")]
-    assert records[len(errors):] == [f.as_dict() for f in report_run.findings]
+    assert records[len(errors):-1] == [f.as_dict() for f in report_run.findings]
+    assert records[-1] == {"kind": "summary", "files_with_kernels": 2, "files_failed": 2, "files_needing_cases": []}
 
 
 def test_json_keeps_the_contract(report_run):
@@ -177,6 +183,7 @@ def test_github_line_by_line(report_run):
          kernel(report_run, "broken").error),
         ("error", {"file": BROKEN_FILE, "line": "14", "title": "tl-inspect: could not import the file"},
          report_run.files[1].error),
+        ("notice", {"title": "tl-inspect summary"}, FILES_SUMMARY),
     ]
 
 
@@ -381,7 +388,8 @@ def test_bad_data_renders(report_run, fmt):
         with open(SARIF_SCHEMA, encoding="utf-8") as f:
             jsonschema.Draft7Validator(json.load(f)).validate(json.loads(text))
     if fmt == "concise":
-        assert len(text.splitlines()) == 3 + 2  # three findings, the broken file, the failed kernel
+        # three findings, the broken file, the failed kernel, the summary
+        assert len(text.splitlines()) == 3 + 2 + 1
         assert "unknown severity second line" in text
 
 

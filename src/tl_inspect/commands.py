@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...",
                    help="inspect a FILE.py::factory target once per value (repeatable: every combination) "
                         "and show per access which values keep its width")
+    p.add_argument("--no-infer", action="store_true",
+                   help="do not infer factory cases from the file's own calls (main(), __main__, test_*); "
+                        "factories then need TL_INSPECT_CASES or -a")
     p.add_argument("--all-configs", action="store_true",
                    help="inspect every config of an @tilelang.autotune object, not only the first "
                         "(the autotuner is never run)")
@@ -231,7 +234,8 @@ def _inspect(options: argparse.Namespace) -> int:
         raise UsageError(f"{', '.join(both)} given both by -a/--arg and by --sweep")
     jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs, only=t.only,
                 args=args if t.only and not swept else {}, all_configs=options.all_configs,
-                cases=_target_cases(config.cases_for(t.path), t.only, args, swept))
+                cases=_target_cases(config.cases_for(t.path), t.only, args, swept),
+                infer=config.infer_cases and not options.no_infer, max_inferred=config.max_inferred_cases)
             for t in targets]
     readable = [job for job, target in zip(jobs, targets) if not target.error]
     with progress_bar(readable) as on_done:

@@ -26,7 +26,7 @@ from tl_inspect.sweep import expand_cases
 
 SECTION = "tl-inspect"
 KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "timeout", "max-memory", "jobs",
-        "fail-on", "cases")
+        "fail-on", "cases", "infer-cases", "max-inferred-cases")
 DEFAULT_ARCH = "sm_90"
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
 
@@ -51,6 +51,8 @@ class Config:
     jobs: int | None = None
     fail_on: str | None = None
     cases: dict = field(default_factory=dict)  # (real path, factory) -> [kwargs, ...]
+    infer_cases: bool = True  # cases of factories from the file's own calls (docs/discovery.md)
+    max_inferred_cases: int = 16  # per factory
 
     def ignored_for(self, path: str) -> list[str]:
         """Selectors that `per-file-ignores` removes for `path`."""
@@ -136,6 +138,9 @@ def load_config(path: str | None, all_rules: list) -> Config:
         jobs=value("jobs", check_jobs),
         fail_on=value("fail-on", check_fail_on),
         cases=value("cases", lambda raw: _cases(raw, root)) or {},
+        **{name: checked for name, checked in (("infer_cases", value("infer-cases", check_bool)),
+                                               ("max_inferred_cases", value("max-inferred-cases", check_count)))
+           if checked is not None},
     )
 
 
@@ -188,6 +193,18 @@ def check_memory(raw) -> int:
 def check_jobs(raw) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
         raise ConfigError(f"expected a whole number of workers (0: one per CPU), got {raw!r}")
+    return raw
+
+
+def check_bool(raw) -> bool:
+    if not isinstance(raw, bool):
+        raise ConfigError(f"expected true or false, got {raw!r}")
+    return raw
+
+
+def check_count(raw) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise ConfigError(f"expected a whole number above 0, got {raw!r}")
     return raw
 
 

@@ -294,6 +294,7 @@ class FileResult:
     error: str | None = None  # the module could not be imported (kernels found before it are kept)
     error_line: int | None = None
     notes: tuple = ()  # e.g. factories skipped for lack of arguments
+    needs_cases: tuple = ()  # (factory, (parameter, ...)) of each factory left without a case
     warnings: tuple = ()  # compiler diagnostics printed while importing the module
     peak_rss_mb: float = 0.0
     seconds: float = 0.0

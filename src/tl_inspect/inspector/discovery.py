@@ -8,12 +8,13 @@ where tilelang is loaded.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tilelang import tvm
 from tilelang.autotuner.tuner import AutoTuneImpl
@@ -23,6 +24,8 @@ from tilelang.jit.kernel import JITKernel
 
 from tl_inspect.inspector.errors import describe_error, printable
 from tl_inspect.inspector.hooks import TILELANG_DIR
+from tl_inspect.inspector import inference
+from tl_inspect.inspector.tensor_args import TensorShape
 from tl_inspect.inspector.job import Job
 from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
 
@@ -62,31 +65,114 @@ def import_user_file(user_file: str):
     return module, (None, None)
 
 
-def discover(module, job: Job) -> tuple[list[KernelSpec], list[str]]:
+def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
+    """The file's kernels in source order, a note per factory left out or cut short, and the factories that
+    need a TL_INSPECT_CASES entry (name -> the parameters it needs)."""
     cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
              for name, value in {**(getattr(module, CASES_VARIABLE, None) or {}), **job.cases}.items()}
     if job.only and job.args:
         cases[job.only] = [job.args]
     specs: list[tuple[int, KernelSpec]] = []
-    notes: list[str] = []
+    factories: list[tuple[str, object]] = []
     seen: set[int] = set()
-    unspecialised: list[tuple] = []
+    tree = _syntax_tree(module) if job.infer else None
+    plain = inference.plain_factories(tree) if tree else set()
     for name, obj in list(vars(module).items()):
-        if name.startswith("__") or id(obj) in seen or (job.only and name != job.only):
+        if name.startswith("__") or id(obj) in seen or (job.only and name != job.only) or not callable(obj) and \
+                not is_kernel_object(obj):
             continue
-        if not (is_kernel_object(obj) or (callable(obj) and name in cases)):
-            continue
-        found, line, note = specs_of(name, obj, cases.get(name), job.all_configs)
-        if note:
-            unspecialised.append((obj, note))
         seen.add(id(obj))
-        specs.extend((line, spec) for spec in found if is_users(spec.source_file))
-    # a factory already called at module level (`k = factory(4096)`) needs no cases
+        if isinstance(obj, (tvm.tirx.PrimFunc, JITKernel)):
+            found, line, _ = specs_of(name, obj, None)
+            specs.extend((line, spec) for spec in found if is_users(spec.source_file))
+        elif is_kernel_object(obj) or name in cases or (name in plain and _function_file(obj) == module_file(module)):
+            factories.append((name, obj))
+    # a factory already called at module level (`k = factory(4096)`) needs no cases, nor its defaults
     specialised = {(spec.source_file, line) for line, spec in specs}
-    notes.extend(note for obj, note in unspecialised if not any(
-        file == _function_file(obj) and line in _function_lines(obj) for file, line in specialised))
+    inferred = InferredCases.of(tree, module, [(n, o) for n, o in factories if n not in cases], job.max_inferred)
+    notes: list[str] = list(inferred.notes)
+    needs_cases: dict = {}
+    for name, obj in factories:
+        if name not in cases and any(file == _function_file(obj) and line in _function_lines(obj)
+                                     for file, line in specialised):
+            continue
+        own = cases.get(name) or inferred.cases.get(name)
+        found, note = _factory_specs(name, obj, own, job.all_configs, () if name in cases else
+                                     inferred.origins.get(name, ()))
+        if note:
+            notes.append(note + inferred.refusal(name))
+            needs_cases[name] = required_parameters(obj)
+        line = _function_line(obj)
+        specs.extend((line, spec) for spec in found if is_users(spec.source_file))
     specs.sort(key=lambda item: item[0])
-    return [s for _, s in specs], notes
+    return [s for _, s in specs], notes, needs_cases
+
+
+@dataclass
+class InferredCases:
+    """The cases of each factory inferred from the file's own calls (inference.py), bound to its parameters."""
+    cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...]
+    origins: dict = field(default_factory=dict)  # factory -> (where each case was called from, ...)
+    refusals: dict = field(default_factory=dict)  # factory -> [why a call is not inferable]
+    notes: list = field(default_factory=list)  # factories whose calls exceed the cap
+
+    @classmethod
+    def of(cls, tree, module, factories: list, cap: int) -> "InferredCases":
+        found = cls()
+        if tree is None or not factories:
+            return found
+        objects = dict(factories)
+        calls = inference.infer_calls(tree, set(objects), vars(module))
+        for name, obj in factories:
+            found.refusals[name] = list(dict.fromkeys(calls.refusals.get(name, [])))
+            unique: dict = {}
+            for call in calls.calls.get(name, []):
+                case = _bound(obj, call)
+                if isinstance(case, str):
+                    found.refusals[name].append(case)
+                else:
+                    unique.setdefault(repr(sorted(case.items(), key=lambda item: item[0])), (case, call.origin))
+            kept = list(unique.values())
+            if len(kept) > cap:
+                found.notes.append(f"{name}: {len(kept)} cases inferred from its calls; inspecting the first {cap} "
+                                   f"(max-inferred-cases)")
+                kept = kept[:cap]
+            if kept:
+                found.cases[name] = [case for case, _ in kept]
+                found.origins[name] = tuple(origin for _, origin in kept)
+        return found
+
+    def refusal(self, name: str) -> str:
+        """Why none of the factory's calls gave a case, for its note."""
+        reasons = self.refusals.get(name)
+        if not reasons:
+            return "; no call of it was found in main(), the __main__ block or a test_* function"
+        more = f" (and {len(reasons) - 2} more)" if len(reasons) > 2 else ""
+        return "; its calls are not inferable: " + "; ".join(reasons[:2]) + more
+
+
+def _bound(obj, call) -> dict | str:
+    """The call's arguments by parameter name, or why they do not fit the factory's parameters."""
+    try:
+        return dict(inspect.signature(user_function(obj)).bind_partial(*call.args, **dict(call.kwargs)).arguments)
+    except TypeError as exc:
+        if not call.args and required_parameters(obj) and _constexprs(user_function(obj)):
+            return dict(call.kwargs)  # an eager kernel's T.const names are given by keyword
+        return f"{call.origin}: the arguments do not match its parameters ({exc})"
+    except ValueError:
+        return dict(call.kwargs) if not call.args else f"{call.origin}: its parameters cannot be read"
+
+
+def _syntax_tree(module):
+    try:
+        with open(module_file(module), encoding="utf-8-sig") as f:
+            return ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError, TypeError):
+        return None
+
+
+def module_file(module) -> str:
+    return os.path.abspath(getattr(module, "__file__", "") or "")
 
 
 def is_kernel_object(obj) -> bool:
@@ -148,7 +234,9 @@ def _fixed(prim_func, configs):
     return lambda: (prim_func, configs)
 
 
-def _factory_specs(name: str, obj, cases, all_configs: bool) -> tuple[list[KernelSpec], str | None]:
+def _factory_specs(name: str, obj, cases, all_configs: bool,
+                   origins: tuple = ()) -> tuple[list[KernelSpec], str | None]:
+    """The kernels of a factory, one per case (`origins`: where each inferred case was called from)."""
     missing = required_parameters(obj)
     if not cases and missing:
         return [], (f"{name}: factory needs arguments ({', '.join(missing)}); "
@@ -156,14 +244,15 @@ def _factory_specs(name: str, obj, cases, all_configs: bool) -> tuple[list[Kerne
     kind = ("autotune" if isinstance(obj, AutoTuneImpl) else
             "jit_factory" if isinstance(obj, JITImpl) else "factory")
     specs = []
-    for case in cases or [{}]:
+    for index, case in enumerate(cases or [{}]):
         # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config, or each one.
         configs = _configs(obj, case) if kind == "autotune" else [{}]
         for config in configs if all_configs else configs[:1]:
             arguments = {k: v for k, v in config.items() if k != "pass_configs"}
             shown = {**case, **arguments} if all_configs else case
             label = f"{name}[{case_label(shown)}]" if shown else name
-            specs.append(KernelSpec(label, kind, _from_factory(obj, case, config), _function_file(obj),
+            specs.append(KernelSpec(label, origins[index] if origins else kind, _from_factory(obj, case, config),
+                                    _function_file(obj),
                                     factory=name, case=tuple((k, str(v)) for k, v in shown.items())))
     return specs, None
 
@@ -171,15 +260,17 @@ def _factory_specs(name: str, obj, cases, all_configs: bool) -> tuple[list[Kerne
 def _from_factory(obj, case: dict, config: dict):
     """Build the PrimFunc of one case lazily, so a failing factory fails only its own kernel."""
     def build():
+        # tensors an inferred call passes: meta tensors of their shape and dtype, never allocated
+        case_values = {name: value.meta() if isinstance(value, TensorShape) else value for name, value in case.items()}
         if isinstance(obj, AutoTuneImpl):
             arguments = dict(config)
             extra = dict(arguments.pop("pass_configs", None) or {})
             impl = obj.jit_impl
-            return impl.get_tir(**{**arguments, **case}), {**(impl.pass_configs or {}), **extra}
+            return impl.get_tir(**{**arguments, **case_values}), {**(impl.pass_configs or {}), **extra}
         if isinstance(obj, JITImpl):
             # get_tir builds the PrimFunc without compiling and drops the factory's pass_configs
-            return obj.get_tir(**case), dict(obj.pass_configs or {})
-        result = obj(**case)
+            return obj.get_tir(**case_values), dict(obj.pass_configs or {})
+        result = obj(**case_values)
         if hasattr(result, "prim_func"):
             return result.prim_func, dict(getattr(result, "pass_configs", None) or {})
         return result, {}
@@ -195,13 +286,9 @@ def _configs(autotuner, case: dict) -> list:
 def required_parameters(obj) -> list[str]:
     """Names a factory needs values for: its parameters without defaults, or an eager kernel's T.const names."""
     func = user_function(obj)
-    try:
-        source = inspect.getsource(func)
-    except (OSError, TypeError):
-        source = ""
-    constants = re.findall(r"T\.const\(\s*[\"']([^\"']+)[\"']", source)
+    constants = _constexprs(func)
     if constants:
-        return [name.strip() for group in constants for name in group.split(",") if name.strip()]
+        return constants
     try:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
@@ -210,6 +297,16 @@ def required_parameters(obj) -> list[str]:
     return [p.name for p in params
             if p.default is inspect.Parameter.empty and p.name not in tuned
             and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _constexprs(func) -> list[str]:
+    """The names an eager kernel declares with `T.const("M, N")`."""
+    try:
+        source = inspect.getsource(func)
+    except (OSError, TypeError):
+        return []
+    groups = re.findall(r"T\.const\(\s*[\"']([^\"']+)[\"']", source)
+    return [name.strip() for group in groups for name in group.split(",") if name.strip()]
 
 
 def user_function(obj):

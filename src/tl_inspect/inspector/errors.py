@@ -31,9 +31,22 @@ def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, 
     if isinstance(exc, MemoryError):
         first = f"over the memory limit of {memory_limit_mib} MiB per worker (--max-memory)"
     text = printable(f"{type(exc).__name__}: {first or 'no message'} ({when})")
+    if needed_cuda(exc):
+        # tl-inspect's workers never initialise CUDA: the file itself asked for a device this machine lacks
+        at = f"line {location}" if location else "the module"
+        text = printable(f"{at} needed a CUDA device at import, and none can be used here "
+                         f"({type(exc).__name__}: {first or 'no message'})")
     if len(text) > 300:
         text = text[:297] + "..."
     return text, location
+
+
+_TORCH_CUDA = os.sep + os.path.join("torch", "cuda") + os.sep
+
+
+def needed_cuda(exc: BaseException) -> bool:
+    """The error came from torch initialising CUDA (`torch.randn(..., device="cuda")`, `.cuda()`)."""
+    return any(_TORCH_CUDA in frame.filename for frame in traceback.extract_tb(exc.__traceback__))
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -16,3 +16,5 @@ class Job:
     cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...] from the configuration
     all_configs: bool = False  # an autotuner gives one kernel per config, not only its first
     skip: tuple = ()  # kernels an earlier worker for this file compiled or crashed on
+    infer: bool = True  # cases of factories from the file's own calls (inference.py), unless --no-infer
+    max_inferred: int = 16  # inferred cases per factory

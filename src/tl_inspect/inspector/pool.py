@@ -190,7 +190,8 @@ def _signals_held():
 
 def _merged(earlier: FileResult, later: FileResult) -> FileResult:
     """The result of a file whose worker was replaced: the first worker's import, both workers' kernels."""
-    return replace(later, kernels=earlier.kernels + later.kernels, notes=earlier.notes, warnings=earlier.warnings,
+    return replace(later, kernels=earlier.kernels + later.kernels, notes=earlier.notes,
+                   needs_cases=earlier.needs_cases, warnings=earlier.warnings,
                    error=earlier.error or later.error,
                    error_line=earlier.error_line if earlier.error else later.error_line,
                    peak_rss_mb=max(earlier.peak_rss_mb, later.peak_rss_mb), seconds=earlier.seconds + later.seconds)
@@ -214,6 +215,7 @@ def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResul
     job = item.job
     kernels: list[KernelArtifact] = []
     notes: list[str] = []
+    needs_cases: tuple = ()
     warnings: tuple = ()
     import_error = None
     error_line = None
@@ -227,6 +229,8 @@ def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResul
             import_error, error_line, warnings = payload["error"], payload["error_line"], payload["warnings"]
         elif kind == "notes":
             notes.extend(payload)
+        elif kind == "needs_cases":
+            needs_cases = tuple((name, tuple(params)) for name, params in payload.items())
         elif kind == "plan":
             planned = payload
         elif kind == "start":
@@ -264,7 +268,7 @@ def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResul
             remaining = ()
     seconds = time.monotonic() - (item.started or item.submitted)
     return FileResult(path=job.path, kernels=tuple(kernels), error=error, error_line=error_line, notes=tuple(notes),
-                      warnings=warnings, peak_rss_mb=item.peak_mib, seconds=seconds,
+                      needs_cases=needs_cases, warnings=warnings, peak_rss_mb=item.peak_mib, seconds=seconds,
                       dependencies=dependencies), remaining
 
 

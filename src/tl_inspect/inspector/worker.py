@@ -101,9 +101,10 @@ def _work(job: Job, sink, capture: Capture) -> None:
         if name not in job.skip:
             _emit(sink, "kernel", KernelArtifact(name=name, file=job.path, line=None, arch=job.arch,
                                                  status="error", error=error))
-    specs, notes = discovery.discover(module, job)
+    specs, notes, needs_cases = discovery.discover(module, job)
     specs = [spec for spec in specs if spec.name not in job.skip]
     _emit(sink, "notes", notes)
+    _emit(sink, "needs_cases", needs_cases)
     _emit(sink, "plan", [spec.name for spec in specs])
     for spec in specs:
         _emit(sink, "start", spec.name)

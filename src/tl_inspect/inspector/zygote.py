@@ -35,6 +35,9 @@ import tempfile
 import threading
 
 _PR_SET_CHILD_SUBREAPER = 36
+# torch.cuda.is_available() through NVML, which does not initialise CUDA (`cudaGetDeviceCount` would, and
+# every forked worker would then fail with "Cannot re-initialize CUDA in forked subprocess")
+_NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 
 
 class Zygote:
@@ -139,6 +142,9 @@ def _new_zygote() -> tuple[str, Zygote]:
 
 
 def main(scratch: str) -> None:
+    users_nvml_check = os.environ.get(_NVML_CHECK)
+    # tilelang asks torch whether CUDA is available at import: the zygote must never initialise CUDA
+    os.environ[_NVML_CHECK] = "1"
     import tl_inspect.inspector.preload  # noqa: F401  (what every forked worker needs, loaded once)
     from tl_inspect.inspector import worker
 
@@ -171,6 +177,11 @@ def main(scratch: str) -> None:
                 replies.close()
                 # the default target of tilelang and of the user's code: CUDA for the job's arch
                 os.environ["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": job.arch})
+                # the user's code sees torch as plain Python does
+                if users_nvml_check is None:
+                    del os.environ[_NVML_CHECK]
+                else:
+                    os.environ[_NVML_CHECK] = users_nvml_check
                 worker.run(job, max_memory_mib, *paths)
             _new_group(pid)
             workers.add(pid)

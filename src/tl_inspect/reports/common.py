@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 
 from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
+from tl_inspect.wording import plural
 
 
 @dataclass(frozen=True)
@@ -139,3 +140,38 @@ def ledger_rows(ledger, arch: str) -> list[tuple[str, str]]:
     else:
         rows.append(("bound on " + arch, "no peak numbers for this arch"))
     return rows
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """How the run's files fared: with kernels inspected, with factories that no call gave a case, failed."""
+
+    with_kernels: int
+    needing_cases: tuple  # (path, the TL_INSPECT_CASES line to add)
+    failed: int
+
+    def phrase(self) -> str:
+        return (f"{plural(self.with_kernels, 'file')} with kernels, "
+                f"{len(self.needing_cases)} with factories but no inferable call, {self.failed} failed")
+
+    def as_dict(self) -> dict:
+        return {"files_with_kernels": self.with_kernels, "files_failed": self.failed,
+                "files_needing_cases": [{"path": path, "add": line} for path, line in self.needing_cases]}
+
+
+def run_summary(run: RunResult) -> RunSummary:
+    groups = file_groups(run)
+    return RunSummary(
+        with_kernels=sum(any(r.kernel.status == "ok" for r in reports) for _, reports in groups),
+        needing_cases=tuple((file.path, cases_line(file.needs_cases)) for file, _ in groups if file.needs_cases),
+        failed=sum(bool(file.error) or any(r.kernel.status != "ok" for r in reports) for file, reports in groups),
+    )
+
+
+def cases_line(needs_cases: tuple) -> str:
+    """`TL_INSPECT_CASES = {"matmul": [{"M": ..., "N": ...}]}`: the line that gives each factory a case."""
+    def entry(factory: str, params: tuple) -> str:
+        arguments = ", ".join(f'"{param}": ...' for param in params)
+        return f'"{factory}": [{{{arguments}}}]'
+
+    return "TL_INSPECT_CASES = {" + ", ".join(entry(factory, params) for factory, params in needs_cases) + "}"

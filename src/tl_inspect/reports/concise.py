@@ -9,7 +9,7 @@ from typing import TextIO
 
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups, one_line
+from tl_inspect.reports.common import file_groups, one_line, run_summary
 from tl_inspect.reports.phrases import headline
 
 
@@ -26,3 +26,7 @@ def write_concise(run: RunResult, out: TextIO) -> None:
                           f"compiled: {one_line(k.error or 'unknown error')}\n")
             for f in report.findings:
                 out.write(f"{f.file}:{f.line}:{f.col}: {f.rule} [{f.slug}] {one_line(headline(f))}\n")
+    summary = run_summary(run)
+    for path, line in summary.needing_cases:
+        out.write(f"{path}:1:1: note: no call of its factories could be inferred; add {line}\n")
+    out.write(f"Files: {summary.phrase()}\n")

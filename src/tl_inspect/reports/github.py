@@ -9,7 +9,7 @@ from typing import TextIO
 
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups, relative_path, repository_root
+from tl_inspect.reports.common import file_groups, relative_path, repository_root, run_summary
 from tl_inspect.reports.phrases import headline
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -52,3 +52,8 @@ def write_github(run: RunResult, out: TextIO) -> None:
                     file=path(f.file), line=f.line, endLine=f.end_line or f.line, col=f.col,
                     title=f"{f.rule} {f.slug}",
                 ) + "\n")
+    summary = run_summary(run)
+    for file, line in summary.needing_cases:
+        out.write(annotation("notice", f"no call of its factories could be inferred; add {line}", file=path(file),
+                             line=1, title="tl-inspect: factories without a case") + "\n")
+    out.write(annotation("notice", f"Files: {summary.phrase()}", title="tl-inspect summary") + "\n")

@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, RunResult
-from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, severity_counts
+from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, run_summary, severity_counts
 from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_accesses
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.layout_view import layout_view
@@ -334,7 +334,7 @@ def write_html(run: RunResult, directory: str) -> list[str]:
 
     totals = severity_counts(run.findings)
     render("index.html", "index.html", "", site=site, totals=totals, findings_total=len(run.findings),
-           failed=sum(1 for row in site.rows if row.status != "ok"))
+           failed=sum(1 for row in site.rows if row.status != "ok"), summary=run_summary(run))
     for page in site.kernels:
         render("kernel.html", page.href, "", page=page)
     for rule in site.rules:

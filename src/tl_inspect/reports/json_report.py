@@ -7,7 +7,7 @@ from typing import TextIO
 
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups
+from tl_inspect.reports.common import cases_line, file_groups, run_summary
 
 SCHEMA_VERSION = 1
 MODULE_ENTRY = "<module>"
@@ -40,8 +40,10 @@ def as_document(run: RunResult) -> dict:
     return {
         "tool": "tl-inspect", "version": run.version, "schema": SCHEMA_VERSION, "arch": run.arch,
         "kernels": kernel_entries(run),
-        "files": [{"path": f.path, "error": f.error, "notes": list(f.notes), "cached": f.cached}
+        "files": [{"path": f.path, "error": f.error, "notes": list(f.notes), "cached": f.cached,
+                   "needs_cases": cases_line(f.needs_cases) if f.needs_cases else None}
                   for f in run.files],
+        "summary": run_summary(run).as_dict(),
     }
 
 
@@ -60,3 +62,4 @@ def write_json_lines(run: RunResult, out: TextIO) -> None:
                                   "line": entry["error_line"] or entry["line"], "error": entry["error"]}) + "\n")
     for finding in run.findings:
         out.write(json.dumps(finding.as_dict()) + "\n")
+    out.write(json.dumps({"kind": "summary", **run_summary(run).as_dict()}) + "\n")

@@ -15,7 +15,7 @@ from tl_inspect.baseline import Fingerprints
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import (
-    file_groups, relative_path, repository_root, rule_table,
+    file_groups, relative_path, repository_root, rule_table, run_summary,
 )
 from tl_inspect.reports.phrases import headline
 from tl_inspect.sources import SourceFiles
@@ -102,7 +102,7 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                              "toolExecutionNotifications": notifications}],
             "results": results,
             "columnKind": "unicodeCodePoints",
-            "properties": {"arch": run.arch},
+            "properties": {"arch": run.arch, "summary": run_summary(run).as_dict()},
         }],
     }
 

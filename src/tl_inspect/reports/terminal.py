@@ -14,7 +14,7 @@ from rich.text import Text
 
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups, ledger_short, severity_counts
+from tl_inspect.reports.common import file_groups, ledger_short, run_summary, severity_counts
 from tl_inspect.reports.phrases import headline
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
@@ -180,4 +180,8 @@ def _totals(run: RunResult, failed: int) -> Text:
     if failed:
         text.append("; ")
         text.append(f"{failed} could not be inspected", SEVERITY_STYLE["error"])
+    summary = run_summary(run)
+    text.append(f"\nFiles: {summary.phrase()}")
+    for path, line in summary.needing_cases:
+        text.append(f"\n  {path}: add {line}")
     return text

@@ -1,0 +1,247 @@
+"""Zero-configuration discovery: factory cases inferred from a file's own calls (each rule and each refusal
+on source text), and the fixtures of fixtures/discovery/inferred inspected with no configuration."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import textwrap
+
+import pytest
+
+from conftest import FIXTURES, kernel_named, run_cli
+from tl_inspect.inspector.inference import infer_calls, plain_factories
+
+INFERRED = os.path.join(FIXTURES, "discovery", "inferred")
+
+
+def calls_of(source: str, factories=("k",), namespace=None):
+    inference = infer_calls(ast.parse(textwrap.dedent(source)), set(factories), namespace or {})
+    found = {name: [(call.args, dict(call.kwargs), call.origin) for call in calls]
+             for name, calls in inference.calls.items()}
+    return found, inference.refusals
+
+
+# ---------------------------------------------------------------- each inference rule
+
+def test_literals_and_module_constants_in_main():
+    found, refusals = calls_of("""
+        def main():
+            k(1024, 2048, dtype="float16", block=BLOCK)
+    """, namespace={"BLOCK": 128})
+    assert found == {"k": [((1024, 2048), {"dtype": "float16", "block": 128}, "main() line 3")]}
+    assert refusals == {}
+
+
+def test_parameter_defaults_local_names_and_arithmetic():
+    found, _ = calls_of("""
+        def main(M=1024, scale=2):
+            N = M * scale + 1
+            half, rest = N // 2, -M
+            k(M, N, half, rest, max(M, 4) ** 2)
+    """)
+    assert found["k"][0][0] == (1024, 2049, 1024, -1024, 1024 ** 2)
+
+
+def test_argparse_defaults_read_as_args_x_in_the_main_block():
+    found, _ = calls_of("""
+        import argparse
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--m", type=int, default="512")
+            parser.add_argument("--block-n", dest="bn", default=64)
+            parser.add_argument("--check", action="store_true")
+            args, _ = parser.parse_known_args()
+            k(args.m, args.bn, args.check)
+    """)
+    assert found["k"] == [((512, 64, False), {}, "__main__ block line 9, argparse defaults")]
+
+
+def test_helper_chain_from_test_functions_binds_the_values_passed():
+    found, _ = calls_of("""
+        def run_k(N, dtype="float16"):
+            check(N * 2, dtype)
+
+        def check(size, dtype):
+            kernel = k.compile(N=size, dtype=dtype)
+
+        def test_k_fp32():
+            run_k(4096, dtype="float32")
+    """)
+    assert found["k"] == [((), {"N": 8192, "dtype": "float32"},
+                           "test_k_fp32() line 9 via run_k() line 3 via check() line 6")]
+
+
+def test_module_attributes_such_as_dtypes_are_read_not_called():
+    import tilelang.language as T
+
+    found, _ = calls_of("def main():\n    k(T.float16)\n", namespace={"T": T})
+    assert found["k"][0][0] == (T.float16,)
+
+
+def test_tensors_made_by_torch_from_plain_shapes_are_known_by_shape_and_dtype():
+    import torch
+
+    found, refusals = calls_of("""
+        def main(M=64):
+            import torch as th
+            a = th.randn(M, 128).cuda().half()
+            b = torch.zeros((M,), dtype=torch.bfloat16, device="cuda")
+            c = torch.empty_like(a).to(torch.float32)
+            k(a, b, c, torch.randint(0, 9, (4, 2)))
+            k(torch.randn(a.numel()), a.view(-1, 32), a.shape[1], c.size(0))
+            k(torch.randn(len(data)))
+    """, namespace={"torch": torch})
+    shapes = [[str(v) for v in call[0]] for call in found["k"]]
+    assert shapes == [["Tensor(64x128,float16)", "Tensor(64,bfloat16)", "Tensor(64x128,float32)", "Tensor(4x2,int64)"],
+                      ["Tensor(8192,float32)", "Tensor(256x32,float16)", "128", "64"]]
+    assert refusals["k"] == ["main() line 9: `len(data)` is computed at run time"]
+
+
+def test_plain_factories_are_functions_defining_a_prim_func_or_compiled_by_tilelang_compile():
+    tree = ast.parse(textwrap.dedent("""
+        def builds(N):
+            @T.prim_func
+            def main(A: T.Tensor((N,), "float32")):
+                pass
+            return main
+
+        def helper(N):
+            return N
+
+        def wrapped(N):
+            return make(N)
+
+        kernel = tilelang.compile(wrapped(4))
+    """))
+    assert plain_factories(tree) == {"builds", "wrapped"}
+
+
+# ---------------------------------------------------------------- each refusal
+
+@pytest.mark.parametrize("body,reason", [
+    ("for n in (1, 2):\n        k(n)", "`n` is a loop variable"),
+    ("x = torch.randn(4)\n    k(x)", "`torch.randn(4)` is computed at run time"),
+    ("k(open('sizes').read())", "is computed at run time"),
+    ("k(undefined_name)", "`undefined_name` is not a literal, a module constant, a parameter default"),
+    ("k(*sizes)", "arguments are unpacked"),
+    ("k(TENSOR)", "`TENSOR` is a Tensor"),
+    ("with ctx() as n:\n        k(n)", "`n` is bound by a `with` statement"),
+    ("k(1 << 100)", "too large to be a shape"),
+    ("k(1 // 0)", "cannot be evaluated"),
+])
+def test_arguments_that_need_running_the_file_refuse_the_call_with_the_reason(body, reason):
+    class Tensor:  # a module-level value that is no constant
+        pass
+
+    found, refusals = calls_of(f"def main():\n    {body}\n", namespace={"TENSOR": Tensor()})
+    assert found == {}
+    assert len(refusals["k"]) == 1 and refusals["k"][0].startswith("main() line ") and reason in refusals["k"][0]
+
+
+def test_a_parameter_without_default_and_an_argparse_option_without_default_are_refused():
+    _, refusals = calls_of("""
+        def test_k(M):
+            k(M)
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--n", type=int)
+            args = parser.parse_args()
+            k(args.n)
+            k(args)
+    """)
+    assert refusals["k"] == [
+        "__main__ block line 9: `--n` has no default",
+        "__main__ block line 10: the argparse result itself is passed",
+        "test_k() line 3: `M` is a parameter of test_k() without a default",
+    ]
+
+
+def test_module_level_calls_and_functions_nobody_calls_are_not_searched():
+    found, refusals = calls_of("""
+        kernel = k(1)
+
+        def unused():
+            k(2)
+    """)
+    assert (found, refusals) == ({}, {})
+
+
+# ---------------------------------------------------------------- the fixtures, with no configuration
+
+EXPECTED = {
+    "main_defaults.py": [("scale[M=1024,N=2048,block_N=256]", "main() line 24")],
+    "argparse_main.py": [("row_copy[M=512,N=4096]", "__main__ block line 30, argparse defaults")],
+    "test_functions.py": [("negate[N=4096,dtype=float16]", "test_negate_fp16() line 25 via run_negate() line 20"),
+                          ("negate[N=8192,dtype=float32]", "test_negate_fp32() line 29 via run_negate() line 20")],
+    "all_defaults.py": [("fill", "jit_factory")],
+    "cuda_at_import.py": [("halve_1024", "prim_func")],
+    "explicit_wins.py": [("square[N=256]", "jit_factory")],
+    "not_inferable.py": [],
+    "eager_tensors.py": [("double[A=Tensor(256x1024,float16),block_N=256]", "main() line 23")],
+}
+
+
+@pytest.fixture(scope="module")
+def fixtures(inspected):
+    return inspected([os.path.join(INFERRED, name) for name in EXPECTED], prove=False)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_style_of_kernel_file_is_found_with_no_configuration(fixtures, name):
+    result = fixtures[os.path.join(INFERRED, name)]
+    assert [(k.name, k.discovered_as) for k in result.kernels] == EXPECTED[name]
+    assert all(k.status == "ok" for k in result.kernels), [k.error for k in result.kernels]
+
+
+def test_a_factory_without_an_inferable_call_says_why_and_what_to_add(fixtures):
+    result = fixtures[os.path.join(INFERRED, "not_inferable.py")]
+    assert result.needs_cases == (("shift", ("N",)),)
+    assert result.notes == ("shift: factory needs arguments (N); add TL_INSPECT_CASES = {'shift': [{...}]} or use "
+                            "FILE.py::shift -a NAME=VALUE; its calls are not inferable: main() line 22: "
+                            "`torch.load('input.pt')` is computed at run time",)
+
+
+def test_cuda_at_import_names_the_line_and_keeps_the_kernels_bound_before_it(fixtures):
+    result = fixtures[os.path.join(INFERRED, "cuda_at_import.py")]
+    assert result.error_line == 15
+    assert result.error.startswith("line 15 needed a CUDA device at import, and none can be used here (")
+    assert "forked" not in result.error
+    assert kernel_named(result, "halve_1024").status == "ok"
+
+
+def test_no_infer_and_infer_cases_false_turn_inference_off(tmp_path):
+    target = os.path.join(INFERRED, "main_defaults.py")
+    proc = run_cli(target, "--no-infer", "--format", "json", "--no-cache", "--no-proofs")
+    document = json.loads(proc.stdout)
+    assert document["kernels"] == [] and document["files"][0]["needs_cases"] == \
+        'TL_INSPECT_CASES = {"scale": [{"M": ..., "N": ...}]}'
+    (tmp_path / "pyproject.toml").write_text("[tool.tl-inspect]\ninfer-cases = false\n")
+    proc = run_cli(target, "--format", "json", "--no-cache", "--no-proofs", cwd=str(tmp_path))
+    assert json.loads(proc.stdout)["kernels"] == [], proc.stderr
+
+
+def test_inferred_cases_are_capped_per_factory_with_a_note(tmp_path):
+    source = open(os.path.join(INFERRED, "test_functions.py")).read()
+    (tmp_path / "kernels.py").write_text(source)
+    (tmp_path / "pyproject.toml").write_text("[tool.tl-inspect]\nmax-inferred-cases = 1\n")
+    proc = run_cli("kernels.py", "--format", "json", "--no-cache", "--no-proofs", cwd=str(tmp_path))
+    document = json.loads(proc.stdout)
+    assert [k["name"] for k in document["kernels"]] == ["negate[N=4096,dtype=float16]"]
+    assert document["files"][0]["notes"] == [
+        "negate: 2 cases inferred from its calls; inspecting the first 1 (max-inferred-cases)"]
+
+
+def test_the_summary_counts_files_in_json_concise_and_full():
+    paths = [os.path.join(INFERRED, name) for name in ("main_defaults.py", "not_inferable.py", "cuda_at_import.py")]
+    document = json.loads(run_cli(*paths, "--format", "json", "--no-cache", "--no-proofs").stdout)
+    line = 'TL_INSPECT_CASES = {"shift": [{"N": ...}]}'
+    assert document["summary"] == {"files_with_kernels": 2, "files_failed": 1,
+                                   "files_needing_cases": [{"path": paths[1], "add": line}]}
+    phrase = "Files: 2 files with kernels, 1 with factories but no inferable call, 1 failed"
+    concise = run_cli(*paths, "--format", "concise", "--no-cache", "--no-proofs").stdout.splitlines()
+    assert concise[-2:] == [f"{paths[1]}:1:1: note: no call of its factories could be inferred; add {line}", phrase]
+    full = run_cli(*paths, "--no-cache", "--no-proofs").stdout
+    assert f"{phrase}\n  {paths[1]}: add {line}\n" in full
