@@ -7,7 +7,7 @@ from tl_inspect.model import Cause
 class Interleaved(CauseKind):
     """an access interleaved with other accesses of the same buffer in the loop"""
 
-    name, chain_step = "interleaved", "index"
+    name, chain_step, loop_pattern = "interleaved", "index", True
     proved_by = "the accesses read at the lane-contiguous index over the same loop variables (the proof; the fix splits the pairs)"
 
     @staticmethod

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tl_inspect.causes import CauseKind
+from tl_inspect.causes._length import aligned_arguments
 from tl_inspect.model import Cause
 from tl_inspect.wording import article, plural
 
@@ -43,3 +44,7 @@ class MisalignedOffset(CauseKind):
         if reversed_walk(func, c):
             return None
         return shift_index(func, c.buffer, c.offset_value % c.width)
+
+    @staticmethod
+    def realign(c: Cause, arguments: dict) -> dict:
+        return aligned_arguments(c.offset_value, c.width, arguments)

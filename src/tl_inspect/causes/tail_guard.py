@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tl_inspect.causes import CauseKind, round_up
-from tl_inspect.causes._length import length_change, length_rewrite
+from tl_inspect.causes._length import aligned_arguments, length_change, length_rewrite
 from tl_inspect.model import Cause
 from tl_inspect.wording import article
 
@@ -39,6 +39,10 @@ class TailGuard(CauseKind):
     @staticmethod
     def rewrite(func, c: Cause):
         return length_rewrite(func, c.bound_value, c.bound, c.width)
+
+    @staticmethod
+    def realign(c: Cause, arguments: dict) -> dict:
+        return aligned_arguments(c.bound_value, c.width, arguments)
 
 
 def _check(c: Cause) -> str:

@@ -214,22 +214,45 @@ def contiguous_index(func, cause: Cause):
     def in_expr(expr):
         return ir_transform(tirx.Evaluate(expr), None, load, ["tirx.BufferLoad"]).value
 
+    lines = _lines_in_loop(func, cause.loop_line) if kind_of(cause).loop_pattern else {cause.index_line}
+    changed: set = set()
+
     def post(node):
-        if line_of(node) != cause.index_line:
+        if line_of(node) not in lines:
             return None
+        before = len(written)
         if isinstance(node, tirx.BufferStore):
             indices = contiguous(list(node.indices)) if node.buffer.name == cause.buffer else None
-            return _keep(tirx.BufferStore(node.buffer, in_expr(node.value), indices if indices else node.indices), node)
-        if isinstance(node, tirx.Bind):
-            return _keep(tirx.Bind(node.var, in_expr(node.value)), node)
-        return None
+            new = _keep(tirx.BufferStore(node.buffer, in_expr(node.value), indices if indices else node.indices), node)
+        elif isinstance(node, tirx.Bind):
+            new = _keep(tirx.Bind(node.var, in_expr(node.value)), node)
+        else:
+            return None
+        if len(written) > before:
+            changed.add(line_of(node))
+        return new
 
     body = ir_transform(func.body, None, post, ["tirx.BufferStore", "tirx.Bind"])
     if not written:
         return None
     shown = " and ".join(f"`{access}`" for access in dict.fromkeys(written))
-    return _with_body(func, body), (f"{shown} read at line {cause.index_line} instead, contiguous in `{lane.name}` "
-                                     f"(a kernel that moves other elements, only to show the index is the cause)")
+    at = " and ".join(str(line) for line in sorted(changed))
+    return _with_body(func, body), (f"{shown} accessed at line{'s' if len(changed) > 1 else ''} {at} instead, "
+                                     f"contiguous in `{lane.name}` (a kernel that moves other elements, only to "
+                                     f"show the index is the cause)")
+
+
+def _lines_in_loop(func, loop_line: int | None) -> set:
+    """The lines of the statements inside the loop written at `loop_line`."""
+    lines: set = set()
+
+    def visit(node):
+        if isinstance(node, tirx.For) and line_of(node) == loop_line and not lines:
+            tirx.stmt_functor.post_order_visit(node.body, lambda inner: lines.add(
+                line_of(inner) if isinstance(inner, (tirx.BufferStore, tirx.Bind)) else None))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return lines - {None}
 
 
 def reversed_walk(func, cause: Cause) -> bool:
