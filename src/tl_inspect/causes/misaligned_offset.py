@@ -10,7 +10,8 @@ class MisalignedOffset(CauseKind):
     """an offset off the vector boundary (`A[i + 1]`)"""
 
     name, chain_step, key = "misaligned-offset", "index", ("buffer", "offset")
-    proved_by = "the offset moved to a multiple of the width"
+    proved_by = ("the offset moved to a multiple of the width (through the factory's argument where one carries "
+                 "it); a run-time base or a reversed walk: the lane-contiguous index read instead")
 
     @staticmethod
     def because(c: Cause) -> str:

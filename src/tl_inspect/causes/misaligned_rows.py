@@ -10,7 +10,8 @@ class MisalignedRows(CauseKind):
     """rows whose length is not a multiple of the vector width"""
 
     name, chain_step, key = "misaligned-rows", "index", ("row", "width")
-    proved_by = "the row length padded; `T.assume` for a run-time row length"
+    proved_by = ("the factory called again with the row length rounded up (the PrimFunc's row length padded "
+                 "where no factory call is known); `T.assume` for a run-time row length")
 
     @staticmethod
     def because(c: Cause) -> str:

@@ -13,7 +13,8 @@ class TailGuard(CauseKind):
     multiple of the vector width, so it differs inside a vector group"""
 
     name, chain_step, key = "tail-guard", "predicate", ("bound", "width")
-    proved_by = "the length padded to the width; `T.assume(N % w == 0)` for a run-time length"
+    proved_by = ("the kernel's factory called again with the length rounded up to the width (the PrimFunc's "
+                 "length padded where no factory call is known); `T.assume(N % w == 0)` for a run-time length")
 
     @staticmethod
     def because(c: Cause) -> str:
