@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tilelang import tvm  # noqa: F401  (tilelang first: it puts its TVM on the path)
+from tilelang import tvm  # tilelang first: it puts its TVM on the path
 from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stmt_span
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
@@ -166,7 +166,7 @@ def drop_layout_annotation(func, buffer: str):
 def vectorize_loop(func, var: str, line: int | None):
     """The serial loop over `var` around the statement at `line` turned into a vectorized one. `var` is
     the name tl-inspect gave the variable, which is TVM's plus `_1`, `_2`... where names repeat."""
-    base = re.sub(r"_\d+$", "", var)
+    base = _base_name(var)
 
     def post(node):
         if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.SERIAL
@@ -295,10 +295,14 @@ def _loop_extents(func) -> dict:
 
 
 def _named(extents: dict, var: str):
-    """The loop variable tl-inspect calls `var` (TVM's name plus `_1`, `_2`... where names repeat)."""
-    base = re.sub(r"_\d+$", "", var)
+    """The loop variable tl-inspect calls `var`."""
     exact = next((v for v in extents if v.name == var), None)
-    return exact if exact is not None else next((v for v in extents if v.name == base), None)
+    return exact if exact is not None else next((v for v in extents if v.name == _base_name(var)), None)
+
+
+def _base_name(var: str) -> str:
+    """TVM's name of a variable tl-inspect calls `var`: it adds `_1`, `_2`... where names repeat."""
+    return re.sub(r"_\d+$", "", var)
 
 
 def _uses(expr, var) -> bool:
