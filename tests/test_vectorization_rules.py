@@ -39,7 +39,8 @@ def test_ragged_length_is_reported_under_its_cause_with_cost_and_proof(inspected
     assert "100003 -> 100008" in finding.fix
     assert finding.cost.estimate == pytest.approx(2.61) and "16 B apart" in finding.cost.basis
     proof = finding.proof
-    assert proof.change == "the length 100003 padded to 100008 (a multiple of 8)"
+    # `axpy_ragged = axpy(100003)`: the book's method, through the factory the kernel came from
+    assert proof.change == "axpy called with N=100008 instead of 100003 (a multiple of 8)"
     assert proof.bits_after > proof.bits_before == 16
     assert proof.stride_before == 16 and proof.cuda_before and proof.cuda_after
     # the proof is stated once, in `proof`, and the cost once, in `cost`: not again in the message or evidence
@@ -67,7 +68,7 @@ def test_misaligned_rows_are_proven_by_padding_the_row(inspected):
     assert finding.slug == "scalarized-load" and finding.rule == "TLV001"
     assert (finding.expected_bits, finding.emitted_bits) == (128, 16)
     assert "rows of Y hold 4095 elements, not a multiple of 8" in finding.message and "4096" in finding.fix
-    assert finding.proof.change == "the row length 4095 padded to 4096 (a multiple of 8)"
+    assert finding.proof.change == "bias_add_odd_rows called with N=4096 instead of 4095 (a multiple of 8)"
 
 
 def test_one_element_per_thread_is_proven_by_launching_fewer_threads(inspected):

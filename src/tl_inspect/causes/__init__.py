@@ -40,6 +40,9 @@ class CauseKind:
     proved_by: ClassVar[str]  # the proof's change, in general terms
     # a cause that another loop's cause produced (a fragment layout) is that cause's instance, owner and fix
     follows_origin: ClassVar[bool] = False
+    # an index without a rewrite of its own is proven by reading the lane-contiguous index: in every access
+    # of its buffer in the loop where the pattern spans several (interleaved pairs), else in the one at fault
+    loop_pattern: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -80,6 +83,13 @@ class CauseKind:
     def rewrite(func, cause: Cause):
         """The PrimFunc `func` with the change made (None when it cannot be made); worker only."""
         return None
+
+    @staticmethod
+    def realign(cause: Cause, arguments: dict) -> dict:
+        """The factory arguments (of those a kernel was built with) that carry the length at fault, each
+        rounded up to the vector width: calling the factory with them removes the cause, with every
+        constant it derives from them. Empty where no argument carries it."""
+        return {}
 
 
 def kind_of(cause: Cause) -> type[CauseKind]:

@@ -21,3 +21,20 @@ def length_rewrite(func, value: int | None, name: str, width: int):
     if value is not None:
         return pad_constant(func, value, round_up(value, width))
     return assume_multiple(func, name, width)
+
+
+# a derived constant is the length times or over a small power of two (a bound N // 4 of 8-element groups,
+# the 2 * N of gate/up halves)
+DERIVED_RATIOS = (1, 2, 4, 8, 16)
+
+
+def aligned_arguments(value: int | None, width: int, arguments: dict) -> dict:
+    """The integer arguments that carry `value` (equal to it, or a small power-of-two multiple or
+    fraction of it), each rounded up to a multiple of `width`."""
+    from tl_inspect.causes import round_up
+
+    if value is None:
+        return {}
+    return {name: round_up(given, width) for name, given in arguments.items()
+            if type(given) is int and given > width and given % width
+            and any(given == value * ratio or value == given * ratio for ratio in DERIVED_RATIOS)}

@@ -7,12 +7,17 @@ from tl_inspect.model import Cause
 class Interleaved(CauseKind):
     """an access interleaved with other accesses of the same buffer in the loop"""
 
-    name, chain_step = "interleaved", "index"
-    proved_by = "none yet (stays `unproven`)"
+    name, chain_step, loop_pattern = "interleaved", "index", True
+    proved_by = "the accesses read at the lane-contiguous index over the same loop variables (the proof; the fix splits the pairs)"
 
     @staticmethod
     def because(c: Cause) -> str:
         return f"{c.index} is interleaved with the loop's other {c.buffer} accesses"
+
+    @staticmethod
+    def fix(c: Cause) -> str:
+        return (f"store the interleaved parts of {c.buffer} as separate contiguous tensors (or halves), or load "
+                f"{c.buffer} contiguously and de-interleave it in registers or shared memory")
 
     @staticmethod
     def chain_answer(c: Cause) -> str:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tl_inspect.causes import CauseKind
+from tl_inspect.causes._length import aligned_arguments
 from tl_inspect.model import Cause
 from tl_inspect.wording import article, plural
 
@@ -9,7 +10,8 @@ class MisalignedOffset(CauseKind):
     """an offset off the vector boundary (`A[i + 1]`)"""
 
     name, chain_step, key = "misaligned-offset", "index", ("buffer", "offset")
-    proved_by = "the offset moved to a multiple of the width"
+    proved_by = ("the offset moved to a multiple of the width (through the factory's argument where one carries "
+                 "it); a run-time base or a reversed walk: the lane-contiguous index read instead")
 
     @staticmethod
     def because(c: Cause) -> str:
@@ -37,6 +39,13 @@ class MisalignedOffset(CauseKind):
 
     @staticmethod
     def rewrite(func, c: Cause):
-        from tl_inspect.inspector.rewrites import shift_index
+        from tl_inspect.inspector.rewrites import reversed_walk, shift_index
 
+        # a walk against the lanes stays narrow wherever it starts: its index is proven by other means
+        if reversed_walk(func, c):
+            return None
         return shift_index(func, c.buffer, c.offset_value % c.width)
+
+    @staticmethod
+    def realign(c: Cause, arguments: dict) -> dict:
+        return aligned_arguments(c.offset_value, c.width, arguments)

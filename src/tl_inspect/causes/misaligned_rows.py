@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tl_inspect.causes import CauseKind, round_up
-from tl_inspect.causes._length import length_change, length_rewrite
+from tl_inspect.causes._length import aligned_arguments, length_change, length_rewrite
 from tl_inspect.model import Cause
 from tl_inspect.wording import article
 
@@ -10,7 +10,8 @@ class MisalignedRows(CauseKind):
     """rows whose length is not a multiple of the vector width"""
 
     name, chain_step, key = "misaligned-rows", "index", ("row",)
-    proved_by = "the row length padded; `T.assume` for a run-time row length"
+    proved_by = ("the factory called again with the row length rounded up (the PrimFunc's row length padded "
+                 "where no factory call is known); `T.assume` for a run-time row length")
 
     @staticmethod
     def because(c: Cause) -> str:
@@ -39,3 +40,7 @@ class MisalignedRows(CauseKind):
     @staticmethod
     def rewrite(func, c: Cause):
         return length_rewrite(func, c.row_value, c.row, c.width)
+
+    @staticmethod
+    def realign(c: Cause, arguments: dict) -> dict:
+        return aligned_arguments(c.row_value, c.width, arguments)

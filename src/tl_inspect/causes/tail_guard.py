@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tl_inspect.causes import CauseKind, round_up
-from tl_inspect.causes._length import length_change, length_rewrite
+from tl_inspect.causes._length import aligned_arguments, length_change, length_rewrite
 from tl_inspect.model import Cause
 from tl_inspect.wording import article
 
@@ -13,7 +13,8 @@ class TailGuard(CauseKind):
     multiple of the vector width, so it differs inside a vector group"""
 
     name, chain_step, key = "tail-guard", "predicate", ("bound", "width")
-    proved_by = "the length padded to the width; `T.assume(N % w == 0)` for a run-time length"
+    proved_by = ("the kernel's factory called again with the length rounded up to the width (the PrimFunc's "
+                 "length padded where no factory call is known); `T.assume(N % w == 0)` for a run-time length")
 
     @staticmethod
     def because(c: Cause) -> str:
@@ -39,6 +40,10 @@ class TailGuard(CauseKind):
     @staticmethod
     def rewrite(func, c: Cause):
         return length_rewrite(func, c.bound_value, c.bound, c.width)
+
+    @staticmethod
+    def realign(c: Cause, arguments: dict) -> dict:
+        return aligned_arguments(c.bound_value, c.width, arguments)
 
 
 def _check(c: Cause) -> str:

@@ -22,11 +22,12 @@ from tilelang.ir import get_prim_func_span
 from tilelang.jit import JITImpl
 from tilelang.jit.kernel import JITKernel
 
-from tl_inspect.inspector.errors import describe_error, printable
-from tl_inspect.inspector.hooks import TILELANG_DIR
 from tl_inspect.inspector import inference
-from tl_inspect.inspector.tensor_args import TensorShape
+from tl_inspect.inspector.errors import describe_error, printable
+from tl_inspect.inspector.factory_calls import module_level_call
+from tl_inspect.inspector.hooks import TILELANG_DIR
 from tl_inspect.inspector.job import Job
+from tl_inspect.inspector.tensor_args import TensorShape
 from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
@@ -39,6 +40,33 @@ class KernelSpec:
     source_file: str  # absolute path of the file that defines the kernel's code
     factory: str = ""
     case: tuple = ()  # (name, str(value)) of the arguments it was built with
+    call: FactoryCall | None = None  # how to build it again with other arguments, where that is known
+
+
+@dataclass(frozen=True)
+class FactoryCall:
+    """A factory and the arguments a kernel was built with: the proofs build it again with an aligned
+    length, so that every constant the factory derives from it follows."""
+
+    name: str
+    factory: object
+    arguments: dict
+    config: dict = field(default_factory=dict)  # an autotuner's config, which the arguments override
+
+    def build(self, changes: dict):
+        """(PrimFunc, pass_configs) of the factory called with `changes` to its arguments."""
+        return _from_factory(self.factory, {**self.arguments, **changes}, self.config)()
+
+
+def factory_call_of(module, spec: KernelSpec) -> FactoryCall | None:
+    """How `spec` was built: its factory case, else the module-level `name = factory(literals)` that bound it."""
+    if spec.call is not None or spec.discovered_as not in ("prim_func", "jit_kernel"):
+        return spec.call
+    found = module_level_call(module, spec.name)
+    if found is None:
+        return None
+    factory, arguments = found
+    return FactoryCall(getattr(user_function(factory), "__name__", spec.name), factory, arguments)
 
 
 
@@ -105,6 +133,8 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
         line = _function_line(obj)
         specs.extend((line, spec) for spec in found if is_users(spec.source_file))
     specs.sort(key=lambda item: item[0])
+    for _, spec in specs:
+        spec.call = factory_call_of(module, spec)
     return [s for _, s in specs], notes, needs_cases
 
 
@@ -252,8 +282,9 @@ def _factory_specs(name: str, obj, cases, all_configs: bool,
             shown = {**case, **arguments} if all_configs else case
             label = f"{name}[{case_label(shown)}]" if shown else name
             specs.append(KernelSpec(label, origins[index] if origins else kind, _from_factory(obj, case, config),
-                                    _function_file(obj),
-                                    factory=name, case=tuple((k, str(v)) for k, v in shown.items())))
+                                    _function_file(obj), factory=name,
+                                    case=tuple((k, str(v)) for k, v in shown.items()),
+                                    call=FactoryCall(name, obj, dict(case), config)))
     return specs, None
 
 

@@ -21,7 +21,8 @@ from tl_inspect import ir
 from tl_inspect.analysis.pipeline import analyse
 from tl_inspect.inspector import accesses, convert, hooks, rewrites
 from tl_inspect.inspector.capture import Capture
-from tl_inspect.inspector.discovery import KernelSpec, is_users, prim_func_file, prim_func_line
+from tl_inspect.causes import kind_of
+from tl_inspect.inspector.discovery import FactoryCall, KernelSpec, is_users, prim_func_file, prim_func_line
 from tl_inspect.inspector.errors import describe_error, printable, split_diagnostics
 from tl_inspect.inspector.job import Job
 from tl_inspect.inspector.layout_failure import explain_no_layout
@@ -41,7 +42,9 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
                 line=None, factory=spec.factory, case=spec.case)
     prim_func = None
     try:
-        prim_func, pass_configs = spec.build()
+        # a factory may ask tilelang for the target while it builds (`determine_target()`): it gets --arch
+        with Target(hooks.cuda_target(job.arch)):
+            prim_func, pass_configs = spec.build()
         # a factory may build its kernel in a module of its own (a library the cases file imports): the
         # kernel's lines are in the file its `@T.prim_func` is written in
         written_in = prim_func_file(prim_func)
@@ -49,7 +52,7 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
             user_file = written_in
             base["file"] = _shown(job, user_file)
         base["line"] = prim_func_line(prim_func) or None
-        artifact, rebuild = _lower(prim_func, pass_configs, job, user_file, base, capture)
+        artifact, rebuild = _lower(prim_func, pass_configs, job, user_file, base, capture, spec.call)
         return analyse(artifact, rebuild if job.prove else None)
     except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
         if isinstance(exc, MemoryError):
@@ -92,8 +95,10 @@ def _shown(job: Job, path: str) -> str:
     return job.path if os.path.abspath(job.path) == path else os.path.relpath(path)
 
 
-def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: Capture) -> tuple:
-    """(the kernel's artefact before any analysis, the `rebuild` callable its proofs lower variants with)."""
+def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: Capture,
+           call: FactoryCall | None) -> tuple:
+    """(the kernel's artefact before any analysis, the `rebuild` callable its proofs lower variants with:
+    through `call`, the factory the kernel came from, where it is known)."""
     after = {"tl.LayoutInference": STAGE_LAYOUT, "tl.VectorizeLoop": STAGE_VECTORIZE}
     kept: dict = {}
 
@@ -131,7 +136,11 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     def rebuild(causes: tuple):
         """None when no rewrite removes `causes`; else (the change in the user's terms, (CUDA source,
         accesses) of the kernel lowered without them, or None when that kernel does not compile)."""
-        built = rewrites.variant_without(prim_func, causes)
+        try:
+            with Target(target):
+                built = _variant(prim_func, causes, call)
+        except Exception:  # noqa: BLE001 - the user's factory may refuse the aligned arguments
+            built = rewrites.variant_without(prim_func, causes)
         if built is None:
             return None
         func, change = built
@@ -147,6 +156,26 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
         return change, (variant_source, variant_accesses)
 
     return artifact, rebuild
+
+
+def _variant(prim_func, causes: tuple, call: FactoryCall | None):
+    """(the kernel without `causes`, the change in the user's terms), or None. The TileLang book's method
+    first: the factory called again with aligned arguments, so every constant derived from them follows
+    (a bound check on N // 4, the 2 * N of gate/up halves); the PrimFunc is rewritten for the causes no
+    argument carries, or where no factory call is known."""
+    aligned = {cause: kind_of(cause).realign(cause, call.arguments) for cause in causes} if call else {}
+    changes = {name: value for found in aligned.values() for name, value in found.items()}
+    if not changes:
+        return rewrites.variant_without(prim_func, causes)
+    func, _ = call.build(changes)
+    width = max(cause.width for cause, found in aligned.items() if found)
+    called = (f"{call.name} called with {', '.join(f'{name}={value}' for name, value in changes.items())} instead "
+              f"of {', '.join(str(call.arguments[name]) for name in changes)} (a multiple of {width})")
+    rest = tuple(cause for cause, found in aligned.items() if not found)
+    if not rest:
+        return func, called
+    built = rewrites.variant_without(func, rest)
+    return (built[0], f"{called} and {built[1]}") if built is not None else None
 
 
 def _device_view(with_directives: str, snapshots: dict, spans, def_line) -> tuple:

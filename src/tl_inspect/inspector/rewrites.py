@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from tilelang import tvm  # noqa: F401  (tilelang first: it puts its TVM on the path)
+from tilelang import tvm  # tilelang first: it puts its TVM on the path
 from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stmt_span
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
@@ -33,10 +33,14 @@ def variant_without(func, causes: tuple):
 
 
 def variant(func, cause: Cause):
-    """(rebuilt PrimFunc, the change in the user's terms), or None when no rewrite removes this cause."""
+    """(rebuilt PrimFunc, the change in the user's terms), or None when no rewrite removes this cause.
+    An index no rewrite of its own fixes (a permutation, a reversed walk, interleaved pairs, a run-time
+    offset) is proven by reading the lane-contiguous index instead."""
     kind = kind_of(cause)
     change = kind.change(cause)
     rebuilt = kind.rewrite(func, cause) if change is not None else None
+    if rebuilt is None and kind.chain_step == "index":
+        return contiguous_index(func, cause)
     return (rebuilt, change) if rebuilt is not None else None
 
 
@@ -162,7 +166,7 @@ def drop_layout_annotation(func, buffer: str):
 def vectorize_loop(func, var: str, line: int | None):
     """The serial loop over `var` around the statement at `line` turned into a vectorized one. `var` is
     the name tl-inspect gave the variable, which is TVM's plus `_1`, `_2`... where names repeat."""
-    base = re.sub(r"_\d+$", "", var)
+    base = _base_name(var)
 
     def post(node):
         if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.SERIAL
@@ -172,6 +176,137 @@ def vectorize_loop(func, var: str, line: int | None):
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.For"]))
+
+
+def contiguous_index(func, cause: Cause):
+    """(the kernel with every access of the cause's buffer at its line reading the lane-contiguous index
+    over the same loop variables, the change), or None. The rebuilt kernel moves other elements: it shows
+    that the index pattern, not the loop or the length, is what keeps the access narrow."""
+    extents = _loop_extents(func)
+    lane = _named(extents, cause.lane_var)
+    if lane is None or cause.index_line is None:
+        return None
+    written = []
+
+    def contiguous(indices):
+        last = indices[-1]
+        used = [v for v in extents if v is not lane and _uses(last, v)]
+        if not _uses(last, lane):
+            return None
+        # row-major over the variables, outermost (first in `extents`) to the lane variable
+        terms, stride = [lane], extents[lane]
+        for var in reversed(used):
+            terms.insert(0, var * stride)
+            stride *= extents[var]
+        index = terms[0]
+        for term in terms[1:]:
+            index = index + term
+        contiguous_indices = [*indices[:-1], index]
+        written.append(f"{cause.buffer}[{', '.join(str(i) for i in contiguous_indices)}]")
+        return contiguous_indices
+
+    def load(node):
+        if isinstance(node, tirx.BufferLoad) and node.buffer.name == cause.buffer:
+            indices = contiguous(list(node.indices))
+            return tirx.BufferLoad(node.buffer, indices) if indices else None
+        return None
+
+    def in_expr(expr):
+        return ir_transform(tirx.Evaluate(expr), None, load, ["tirx.BufferLoad"]).value
+
+    lines = _lines_in_loop(func, cause.loop_line) if kind_of(cause).loop_pattern else {cause.index_line}
+    changed: set = set()
+
+    def post(node):
+        if line_of(node) not in lines:
+            return None
+        before = len(written)
+        if isinstance(node, tirx.BufferStore):
+            indices = contiguous(list(node.indices)) if node.buffer.name == cause.buffer else None
+            new = _keep(tirx.BufferStore(node.buffer, in_expr(node.value), indices if indices else node.indices), node)
+        elif isinstance(node, tirx.Bind):
+            new = _keep(tirx.Bind(node.var, in_expr(node.value)), node)
+        else:
+            return None
+        if len(written) > before:
+            changed.add(line_of(node))
+        return new
+
+    body = ir_transform(func.body, None, post, ["tirx.BufferStore", "tirx.Bind"])
+    if not written:
+        return None
+    shown = " and ".join(f"`{access}`" for access in dict.fromkeys(written))
+    at = " and ".join(str(line) for line in sorted(changed))
+    return _with_body(func, body), (f"{shown} accessed at line{'s' if len(changed) > 1 else ''} {at} instead, "
+                                     f"contiguous in `{lane.name}` (a kernel that moves other elements, only to "
+                                     f"show the index is the cause)")
+
+
+def _lines_in_loop(func, loop_line: int | None) -> set:
+    """The lines of the statements inside the loop written at `loop_line`."""
+    lines: set = set()
+
+    def visit(node):
+        if isinstance(node, tirx.For) and line_of(node) == loop_line and not lines:
+            tirx.stmt_functor.post_order_visit(node.body, lambda inner: lines.add(
+                line_of(inner) if isinstance(inner, (tirx.BufferStore, tirx.Bind)) else None))
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return lines - {None}
+
+
+def reversed_walk(func, cause: Cause) -> bool:
+    """Whether an access of the cause's buffer at its line steps backwards as its lane variable advances."""
+    lane = _named(_loop_extents(func), cause.lane_var)
+    found = []
+
+    def visit(node):
+        if isinstance(node, tirx.BufferLoad) and node.buffer.name == cause.buffer and lane is not None:
+            coefficient = tvm.arith.detect_linear_equation(node.indices[-1], [lane])
+            found.append(bool(coefficient) and int(coefficient[0]) < 0)
+
+    for stmt in _statements_at(func, cause.index_line):
+        tirx.stmt_functor.post_order_visit(stmt, visit)
+    return any(found)
+
+
+def _statements_at(func, line: int | None) -> list:
+    found = []
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferStore, tirx.Bind)) and line_of(node) == line:
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return found
+
+
+def _loop_extents(func) -> dict:
+    """Loop and block variable -> extent, outermost first."""
+    extents = {}
+
+    def pre(node):
+        if isinstance(node, tirx.For) and isinstance(node.extent, tirx.IntImm):
+            extents[node.loop_var] = int(node.extent)
+        return None
+
+    ir_transform(func.body, pre, None, ["tirx.For"])
+    return extents
+
+
+def _named(extents: dict, var: str):
+    """The loop variable tl-inspect calls `var`."""
+    exact = next((v for v in extents if v.name == var), None)
+    return exact if exact is not None else next((v for v in extents if v.name == _base_name(var)), None)
+
+
+def _base_name(var: str) -> str:
+    """TVM's name of a variable tl-inspect calls `var`: it adds `_1`, `_2`... where names repeat."""
+    return re.sub(r"_\d+$", "", var)
+
+
+def _uses(expr, var) -> bool:
+    return any(v.same_as(var) for v in tirx.analysis.undefined_vars(expr))
 
 
 def _holds_line(node, line: int) -> bool:

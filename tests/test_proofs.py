@@ -1,0 +1,98 @@
+"""Proofs for every cause: a length the user wrote is changed where they wrote it, by calling the
+kernel's factory again with an aligned argument (the PrimFunc is rewritten only where no call is
+known), and an index no rewrite fixes is proven by reading the lane-contiguous index instead."""
+
+from __future__ import annotations
+
+import os
+import types
+
+import pytest
+
+from conftest import FIXTURES, kernel_named
+from tl_inspect.checking import check_kernel
+from tl_inspect.inspector.factory_calls import module_level_call
+from tl_inspect.rules import registered_rules
+
+LENGTHS = os.path.join(FIXTURES, "kernels", "vec_factory_lengths.py")
+PATTERNS = os.path.join(FIXTURES, "kernels", "vec_index_patterns.py")
+
+
+def _findings(inspected, path, kernel):
+    artifact = kernel_named(inspected([path])[path], kernel)
+    assert artifact.status == "ok", artifact.error
+    with open(path) as f:
+        return check_kernel(artifact, f.read(), registered_rules())
+
+
+@pytest.mark.parametrize("kernel,change,bits", [
+    # the bound tilelang checks is N // 4: padding the shapes alone leaves it at 262143
+    ("add_4_mod_8", "add called with N=1048576 instead of 1048572 (a multiple of 8)", 128),
+    # a TL_INSPECT_CASES entry, built under --arch although the factory asks tilelang for the target
+    ("gate_up_product[N=1048575]", "gate_up_product called with N=1048576 instead of 1048575 (a multiple of 8)",
+     128),
+    # a @tilelang.jit factory called at module level; its fp32 arithmetic caps the vector at 4 elements
+    ("rows_of_4001", "scale_guarded_rows called with N=4004 instead of 4001 (a multiple of 4)", 64),
+])
+def test_a_length_is_proven_through_the_factory_that_built_the_kernel(inspected, kernel, change, bits):
+    (finding,) = _findings(inspected, LENGTHS, kernel)
+    assert finding.proof.change == change
+    assert (finding.proof.bits_before, finding.proof.bits_after) == (16, bits)
+    assert finding.cost.estimate >= 1.10
+
+
+def test_without_a_known_factory_call_the_primfunc_is_padded(inspected, tmp_path):
+    path = tmp_path / "lengths.py"
+    path.write_text(
+        "import tilelang.language as T\n\n\n"
+        "def add(N, block=1024):\n"
+        "    @T.prim_func\n"
+        "    def main(A: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):\n"
+        "        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:\n"
+        "            for i in T.Parallel(block):\n"
+        "                C[bx * block + i] = A[bx * block + i]\n\n"
+        "    return main\n\n\n"
+        "LENGTH = (1 << 20) + 1\n"
+        "add_odd = add(LENGTH)\n")  # a name, not a literal: the call is not evaluated
+    (finding,) = _findings(inspected, str(path), "add_odd")
+    assert finding.proof.change == "the length 1048577 padded to 1048584 (a multiple of 8)"
+    assert finding.proof.bits_after == 128
+
+
+@pytest.mark.parametrize("kernel,line,written", [
+    ("shuffled", 14, "`X[bx * 8 + i, c]`"),
+    ("rolled", 24, "`X[bx * 8 + i, d]`"),
+    ("reversed_walk", 34, "`X[bx * 1024 + i]`"),
+    ("window_from_base", 56, "`X[bx * 1024 + i]`"),
+])
+def test_an_index_pattern_is_proven_by_the_lane_contiguous_index(inspected, kernel, line, written):
+    (finding,) = _findings(inspected, PATTERNS, kernel)
+    assert finding.slug == "scalarized-load" and finding.line == line
+    assert finding.proof.change.startswith(f"{written} accessed at line {line} instead")
+    assert "a kernel that moves other elements" in finding.proof.change
+    assert (finding.proof.bits_before, finding.proof.bits_after) == (16, 128)
+
+
+def test_interleaved_pairs_are_proven_by_reading_both_contiguously_and_fixed_by_splitting(inspected):
+    findings = _findings(inspected, PATTERNS, "swiglu_pairs")
+    assert [f.line for f in findings] == [44, 45, 46]
+    assert all("accessed at lines 44 and 45 instead" in f.proof.change for f in findings)
+    assert all("separate contiguous tensors" in f.fix for f in findings)
+
+
+def test_a_module_level_call_is_read_with_literal_arguments_only(tmp_path):
+    path = tmp_path / "calls.py"
+    path.write_text(
+        "def add(N, block=1024):\n    return N\n\n\n"
+        "LENGTH = 7\n"
+        "shifted = add((1 << 20) - 4, block=256)\n"
+        "named = add(LENGTH)\n"
+        "called = add(len('abc'))\n"
+        "twice = add(8)\n"
+        "twice = add(16)\n")
+    module = types.ModuleType("calls")
+    module.__file__ = str(path)
+    exec(compile(path.read_text(), str(path), "exec"), vars(module))  # noqa: S102 - the test's own file
+    factory, arguments = module_level_call(module, "shifted")
+    assert factory is module.add and arguments == {"N": (1 << 20) - 4, "block": 256}
+    assert [module_level_call(module, name) for name in ("named", "called", "twice", "LENGTH")] == [None] * 4
