@@ -26,8 +26,7 @@ from tl_inspect.inspector.tensor_args import TensorShape, made_tensor, tensor_me
 
 ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
-_FACTORY_METHODS = ("compile", "get_tir")
-PARSE_METHODS = ("parse_args", "parse_known_args")  # `matmul.compile(M=1024, ...)` names the factory too
+_FACTORY_METHODS = ("compile", "get_tir")  # `matmul.compile(M=1024, ...)` names the factory too
 _PURE_BUILTINS = {"int": int, "float": float, "min": min, "max": max, "abs": abs, "round": round}
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
