@@ -11,11 +11,8 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import operator
 
-_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-               ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod,
-               ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+from tl_inspect.inspector.static_values import ARITHMETIC
 
 
 def module_level_call(module, name: str) -> tuple[object, dict] | None:
@@ -68,8 +65,8 @@ def _resolve(module, node):
 
 
 def _literal(node):
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_literal(node.left), _literal(node.right))
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        return ARITHMETIC[type(node.op)](_literal(node.left), _literal(node.right))
     return ast.literal_eval(node)
 
 

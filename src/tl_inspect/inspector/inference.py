@@ -20,7 +20,8 @@ import types
 from dataclasses import dataclass, field
 
 from tl_inspect.inspector.static_values import (
-    PARSE_METHODS, ArgparseResult, Unknown, argparse_defaults, last_name, literal, returns_parsed_arguments,
+    ARITHMETIC, PARSE_METHODS, ArgparseResult, Unknown, argparse_defaults, last_name, literal,
+    returns_parsed_arguments,
 )
 from tl_inspect.inspector.tensor_args import TensorShape, made_tensor, tensor_method
 
@@ -28,9 +29,6 @@ ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
 _FACTORY_METHODS = ("compile", "get_tir")  # `matmul.compile(M=1024, ...)` names the factory too
 _PURE_BUILTINS = {"int": int, "float": float, "min": min, "max": max, "abs": abs, "round": round}
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-              ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 _LARGEST = 1 << 64  # an arithmetic result past this is a mistake to inspect, not a shape
 
 
@@ -223,10 +221,10 @@ class _Walker:
             value = self.evaluate(node.operand, env)
             return value if isinstance(value, Unknown) else _arithmetic(
                 lambda v: -v if isinstance(node.op, ast.USub) else +v, node, value)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
             left, right = self.evaluate(node.left, env), self.evaluate(node.right, env)
             unknown = next((v for v in (left, right) if isinstance(v, Unknown)), None)
-            return unknown or _arithmetic(_OPERATORS[type(node.op)], node, left, right)
+            return unknown or _arithmetic(ARITHMETIC[type(node.op)], node, left, right)
         if isinstance(node, ast.Call) and (last_name(node.func) in PARSE_METHODS or (
                 isinstance(node.func, ast.Name) and node.func.id in self.parsers and node.func.id not in env)):
             parsed = ArgparseResult(self.argparse_defaults)

@@ -4,9 +4,14 @@ it, literals, and what the file's `argparse` options default to (`args.m` is the
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass
 
 PARSE_METHODS = ("parse_args", "parse_known_args")
+# the arithmetic a shape may be written with (`(1 << 20) - 4`, `M // 2`), evaluated without running the file
+ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+              ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 
 
 @dataclass(frozen=True)
