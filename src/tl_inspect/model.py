@@ -116,7 +116,6 @@ class Access:
     thread_run_bytes: int = 0  # the longest run of contiguous bytes one thread walks through its loops
     block_bytes: int = 0  # bytes this access moves per thread block
     guard: tuple | None = None  # (condition, bound) of a lane-varying bounds check the access sits under
-    serial_var: str = ""  # the scalar fallback loop (`i_s`) the access sits in
     atomic: bool = False
     tile_op: str = ""  # "copy" when the access comes from a `T.copy`
     # verdict

@@ -22,7 +22,6 @@ from tl_inspect.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
 from tl_inspect.model import Access
 
 LANE_TAG = "threadIdx.x"
-SCALARIZED_SUFFIX = "_s"
 WARP_SIZE = 32
 SECTOR_BYTES = 32
 RUN_ENUMERATION_LIMIT = 1 << 16
@@ -175,17 +174,15 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
             else:
                 continue
             guards = [a.cond for a in ancestors if isinstance(a, ir.If)]
-            serial = next((a.var for a in reversed(ancestors) if isinstance(a, ir.For)
-                           and a.var.endswith(SCALARIZED_SUFFIX) and a.kind == "serial"), "")
             if isinstance(stmt, ir.Store) and func.scope_of(stmt.buffer) == "global":
                 found.append(_access(dev, "store", stmt.buffer, stmt.dtype, stmt.indices, line, lines_naming,
-                                     trips, _lane_varying(dev, guards, ancestors), serial, loops))
+                                     trips, _lane_varying(dev, guards, ancestors), loops))
             selects = select_conds(read)
             for load in ir.loads_of(read):
                 if func.scope_of(load[1]) == "global":
                     own = guards + [c for c in selects if _selects_load(read, c, load)]
                     found.append(_access(dev, "load", load[1], load[3], load[2], line, lines_naming, trips,
-                                         _lane_varying(dev, own, ancestors), serial, loops))
+                                         _lane_varying(dev, own, ancestors), loops))
     return tuple(found)
 
 
@@ -308,7 +305,7 @@ def _pointer(expr):
 
 
 def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard,
-            serial: str, loops: tuple) -> Access:
+            loops: tuple) -> Access:
     lanes = ir.dtype_lanes(dtype)
     element = ir.element_dtype(dtype)
     elements = lanes * trips
@@ -324,7 +321,6 @@ def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, 
         cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
         lane_stride_bytes=stride, elements_per_thread=elements,
         block_bytes=min(elements * readers, dev.size(buffer)) * ir.dtype_bits(element) // 8, guard=guard,
-        serial_var=serial,
         thread_run_bytes=dev.thread_run(flat, element, lanes, loops),
     )
 
