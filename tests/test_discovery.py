@@ -245,3 +245,78 @@ def test_the_summary_counts_files_in_json_concise_and_full():
     assert concise[-2:] == [f"{paths[1]}:1:1: note: no call of its factories could be inferred; add {line}", phrase]
     full = run_cli(*paths, "--no-cache", "--no-proofs").stdout
     assert f"{phrase}\n  {paths[1]}: add {line}\n" in full
+
+
+# ---------------------------------------------------------------- pure calls, dtypes and parametrize
+
+def test_math_functions_on_known_values_and_from_imports():
+    import math
+
+    found, refusals = calls_of("""
+        import math
+        from math import prod
+        def main(S=1000):
+            k(math.ceil(S / 64), math.floor(S / 64), prod((2, 3, 4)), int(math.log2(S + 24)), max(S, 64))
+    """, namespace={"math": math, "prod": math.prod})
+    assert found["k"][0][0] == (16, 15, 24, 10, 1000)
+    assert refusals == {}
+
+
+def test_tilelang_dtype_calls_and_torch_dtype_by_name():
+    import tilelang.language as T
+    import torch
+
+    found, _ = calls_of("""
+        def main(dtype=T.float16, name="bfloat16"):
+            dt = T.dtype(dtype)
+            k(dt, T.dtype("float32"), dt.as_torch(), getattr(torch, name))
+    """, namespace={"T": T, "torch": torch})
+    assert found["k"][0][0] == (T.float16, T.float32, torch.float16, torch.bfloat16)
+
+
+def test_dtype_calls_refused_when_not_a_dtype():
+    import tilelang.language as T
+    import torch
+
+    _, refusals = calls_of("""
+        def main(n=3):
+            k(T.dtype("no_such_type"))
+            k(getattr(torch, "randn"))
+            k(T.dtype(n))
+    """, namespace={"T": T, "torch": torch})
+    assert [r.split(": ", 1)[1] for r in refusals["k"]] == [
+        "`T.dtype('no_such_type')` cannot be evaluated", "`getattr(torch, 'randn')` is no dtype of a module",
+        "`T.dtype(n)` cannot be evaluated"]
+
+
+def test_parametrize_gives_one_context_per_tuple_and_refuses_unknown_lists():
+    import pytest
+
+    found, refusals = calls_of("""
+        import pytest
+        @pytest.mark.parametrize("m, n", [(128, 256), (SIZE, 512)])
+        @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+        def test_k(m, n, dtype):
+            k(m, n, dtype)
+
+        @pytest.mark.parametrize("m", load_sizes())
+        def test_unknown(m):
+            k(m)
+    """, namespace={"pytest": pytest, "SIZE": 1024})
+    assert [(args, origin) for args, _, origin in found["k"]] == [
+        ((128, 256, "float16"), "test_k(m=128, n=256, dtype=float16) line 6"),
+        ((128, 256, "bfloat16"), "test_k(m=128, n=256, dtype=bfloat16) line 6"),
+        ((1024, 512, "float16"), "test_k(m=1024, n=512, dtype=float16) line 6"),
+        ((1024, 512, "bfloat16"), "test_k(m=1024, n=512, dtype=bfloat16) line 6")]
+    assert refusals["k"] == ["test_unknown() line 10: `m` is parametrized from values not known: `load_sizes()` is "
+                             "computed at run time"]
+
+
+def test_parametrize_contexts_respect_the_cases_cap():
+    found, _ = calls_of("""
+        import pytest
+        @pytest.mark.parametrize("m", SIZES)
+        def test_k(m):
+            k(m)
+    """, namespace={"SIZES": list(range(40))})
+    assert [args for args, _, _ in found["k"]] == [(m,) for m in range(16)]

@@ -20,15 +20,15 @@ import types
 from dataclasses import dataclass, field
 
 from tl_inspect.inspector.static_values import (
-    ARITHMETIC, PARSE_METHODS, ArgparseResult, Unknown, argparse_defaults, last_name, literal,
-    returns_parsed_arguments,
+    ARITHMETIC, PARSE_METHODS, ArgparseResult, Unknown, argparse_defaults, builtin, dtype_named,
+    is_static_function, is_tilelang_dtype_class, last_name, literal, returns_parsed_arguments,
 )
+from tl_inspect.inspector.parametrize import MAX_CONTEXTS, parametrized
 from tl_inspect.inspector.tensor_args import TensorShape, made_tensor, tensor_method
 
 ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
 _FACTORY_METHODS = ("compile", "get_tir")  # `matmul.compile(M=1024, ...)` names the factory too
-_PURE_BUILTINS = {"int": int, "float": float, "min": min, "max": max, "abs": abs, "round": round}
 _LARGEST = 1 << 64  # an arithmetic result past this is a mistake to inspect, not a shape
 
 
@@ -76,7 +76,10 @@ def infer_calls(tree: ast.Module, factories: set[str], namespace: dict) -> Infer
             walker.enter_block(node.body, "__main__ block")
     for name, node in functions.items():
         if name.startswith("test_"):
-            walker.enter_function(node, f"{name}()")
+            for bound in parametrized(node, walker.evaluate, MAX_CONTEXTS):
+                shown = ", ".join(f"{k}={v}" for k, v in bound.items() if not isinstance(v, Unknown))
+                label = f"{name}({shown})"
+                walker.enter_function(node, label, bound)
     return walker.result
 
 
@@ -95,10 +98,11 @@ class _Walker:
         self.read_argparse = False
         self.walk(body, {}, label, ())
 
-    def enter_function(self, node, label: str) -> None:
-        """An entry point: its parameters take their defaults; one without a default is unknown."""
+    def enter_function(self, node, label: str, bound=None) -> None:
+        """An entry point: its parameters take the values `bound` gives (a parametrize case), else their
+        defaults; one without either is unknown."""
         self.read_argparse = False
-        self.walk(node.body, self._parameters(node, [], {}, label), label, (node.name,))
+        self.walk(node.body, self._parameters(node, [], bound or {}, label), label, (node.name,))
 
     def walk(self, body: list, env: dict, where: str, stack: tuple) -> None:
         for statement in body:
@@ -234,11 +238,17 @@ class _Walker:
             made = self._tensor(node, env)
             if made is not None:
                 return made
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS \
-                and not node.keywords and node.func.id not in env and node.func.id not in self.namespace:
-            values = [self.evaluate(a, env) for a in node.args]
-            unknown = next((v for v in values if isinstance(v, Unknown)), None)
-            return unknown or _arithmetic(_PURE_BUILTINS[node.func.id], node, *values)
+        if isinstance(node, ast.Call) and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
+            callee = self._callee(node.func, env)
+            if is_static_function(callee):
+                values = [self.evaluate(a, env) for a in node.args]
+                unknown = next((v for v in values if isinstance(v, Unknown)), None)
+                return unknown or _arithmetic(callee, node, *values)
+            if callee is getattr and len(node.args) == 2:
+                name = self.evaluate(node.args[1], env)
+                found = dtype_named(self._callee(node.args[0], env), name)
+                return name if isinstance(name, Unknown) else found if found is not None else Unknown(
+                    f"`{_shown(node)}` is no dtype of a module")
         return Unknown(f"`{_shown(node)}` is computed at run time")
 
     def _tensor(self, node: ast.Call, env: dict):
@@ -259,6 +269,18 @@ class _Walker:
             return tensor_method(owner, node.func.attr, args)
         kwargs = {k: v for k, v in kwargs.items() if k not in ("requires_grad", "pin_memory", "generator")}
         return made_tensor(node.func.attr, args, kwargs)
+
+    def _callee(self, func, env: dict):
+        """The object a call's function names (`math.ceil`, `T.dtype`, `dtype.as_torch`), read and not called;
+        None when it is not a name or an attribute of one."""
+        if isinstance(func, ast.Name):
+            return env[func.id] if func.id in env else self.namespace.get(func.id, builtin(func.id))
+        if isinstance(func, ast.Attribute):
+            owner = self._callee(func.value, env)
+            # only modules and dtypes are read: another object's attribute may be a property that runs code
+            readable = isinstance(owner, types.ModuleType) or is_tilelang_dtype_class(type(owner))
+            return getattr(owner, func.attr, None) if readable else None
+        return None
 
     def _name(self, name: str, env: dict):
         if name in env:

@@ -4,6 +4,8 @@ it, literals, and what the file's `argparse` options default to (`args.m` is the
 from __future__ import annotations
 
 import ast
+import builtins
+import math
 import operator
 from dataclasses import dataclass
 
@@ -12,6 +14,9 @@ PARSE_METHODS = ("parse_args", "parse_known_args")
 ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
               ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+# functions whose result depends on their arguments alone, so calling them on known values is what the file
+# would compute (`math.ceil(S / 64)`, `max(M, 64)`); found by identity, so `from math import ceil` is one too
+PURE_FUNCTIONS = (int, float, min, max, abs, round, math.ceil, math.floor, math.prod, math.log2)
 
 
 @dataclass(frozen=True)
@@ -76,3 +81,33 @@ def last_name(node) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return node.id if isinstance(node, ast.Name) else None
+
+
+def builtin(name: str):
+    """What a name the file neither assigns nor imports means: a builtin, else None."""
+    return getattr(builtins, name, None)
+
+
+def is_static_function(callee) -> bool:
+    """Whether calling `callee` on known values gives exactly the value the file would pass."""
+    if any(callee is function for function in PURE_FUNCTIONS):
+        return True
+    # `T.dtype("float16")`, `T.dtype(dtype)`: tilelang's dtype class, a constructor from a dtype's name
+    if isinstance(callee, type) and is_tilelang_dtype_class(callee):
+        return True
+    # `dtype.as_torch()` of a known tilelang dtype: the torch dtype of the same name
+    owner = getattr(callee, "__self__", None)
+    return (is_tilelang_dtype_class(type(owner)) and getattr(callee, "__func__", None) is not None
+            and callee.__func__ is getattr(type(owner), "as_torch", None))
+
+
+def is_tilelang_dtype_class(kind) -> bool:
+    # tilelang's `T.dtype` is tvm_ffi's; read by name so this module needs no tilelang import
+    return kind.__name__ == "dtype" and kind.__module__.startswith("tvm_ffi")
+
+
+def dtype_named(module, name):
+    """`getattr(torch, "float16")`: a dtype of a module, read by a known name; None for anything else (a
+    function or a missing name), which would need the file run to mean anything."""
+    value = getattr(module, name, None) if isinstance(name, str) else None
+    return value if type(value).__name__ == "dtype" else None
