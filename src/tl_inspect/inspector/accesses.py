@@ -292,7 +292,7 @@ def _call_access(dev: _DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: di
             target = call[2][0]
         if target is None or func.scope_of(target[1]) != "global":
             return None
-        access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, "", ())
+        access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, ())
         return Access(**{**access.__dict__, "atomic": True})
     return None
 
