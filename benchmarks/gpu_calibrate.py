@@ -134,6 +134,42 @@ def stage_1024(N, threads):
     return main
 
 
+def row_guarded_reduce(M, N, block_m, threads, padded=4096):
+    """TileOPs' reduce over rows that a vector does not divide: every element loaded on its own under
+    `j < N` into a float32 fragment as wide as the padded row, then reduced (N = padded: no guard)."""
+    @T.prim_func
+    def main(X: T.Tensor((M, N), BF16), Y: T.Tensor((M,), FP32)):
+        with T.Kernel(M // block_m, threads=threads) as bx:
+            x = T.alloc_fragment((block_m, padded), FP32)
+            s = T.alloc_fragment((block_m,), FP32)
+            for i in T.serial(block_m):
+                for j in T.Parallel(padded):
+                    x[i, j] = T.if_then_else(j < N, T.Cast(FP32, X[bx * block_m + i, j]), 0.0)
+            T.reduce_sum(x, s, dim=1)
+            for i in T.Parallel(block_m):
+                Y[bx * block_m + i] = s[i]
+
+    return main
+
+
+def iterated_tile(N, rounds, threads=128, npt=8):
+    """fp16 add's layout (8 contiguous elements per thread, a tail guard when N is ragged) with `rounds`
+    FMAs per element in registers between the load and the store."""
+    @T.prim_func
+    def main(X: T.Tensor((N,), FP16), Y: T.Tensor((N,), FP16)):
+        with T.Kernel(T.ceildiv(N, threads * npt), threads=threads) as bx:
+            x = T.alloc_fragment((threads, npt), FP32)
+            for i, v in T.Parallel(threads, npt):
+                x[i, v] = T.Cast(FP32, X[(bx * threads + i) * npt + v])
+            for _ in T.serial(rounds):
+                for i, v in T.Parallel(threads, npt):
+                    x[i, v] = x[i, v] * 0.999 + 0.001
+            for i, v in T.Parallel(threads, npt):
+                Y[(bx * threads + i) * npt + v] = T.Cast(FP16, x[i, v])
+
+    return main
+
+
 N1 = 1 << 28
 ODD = N1 + 1
 ROWS = 1 << 21
@@ -165,16 +201,31 @@ def cases() -> list[Case]:
              add_rows(131072, 1023), add_rows(131072, 1024)),
         Case("staged half vector", "fp16 copy through shared memory, 1024 per block: 256 threads vs 128",
              stage_1024(N1, 256), stage_1024(N1, 128)),
+    ] + [
+        Case("launch floor", f"fp16 add N = 2^{k} + 1 vs 2^{k} + 8, 8 per thread",
+             add_npt((1 << k) + 1, 128, 8), add_npt((1 << k) + 8, 128, 8))
+        for k in (12, 14, 16, 18, 20, 22, 24)
+    ] + [
+        Case("guarded row loads", f"bf16 rows of 4095 vs 4096 reduced, {block_m} row(s) per {threads} threads "
+                                  f"({block_m * 4096 // threads} per thread)",
+             row_guarded_reduce(1 << 17, 4095, block_m, threads), row_guarded_reduce(1 << 17, 4096, block_m, threads))
+        for block_m, threads in ((1, 512), (1, 256), (1, 128), (2, 128), (4, 128))
+    ] + [
+        Case("compute", f"fp16 N = 2^26 + 1 vs 2^26 + 8, 8 per thread, {rounds} FMA rounds per element in registers",
+             iterated_tile((1 << 26) + 1, rounds), iterated_tile((1 << 26) + 8, rounds))
+        for rounds in (1, 8, 32, 128, 512)
     ]
 
 
-def print_estimates() -> None:
+def print_estimates(terms: list[str]) -> None:
     """tl-inspect's estimate for each BAD kernel: its worst cause instance (a kernel-level slowdown)."""
     import tl_inspect
 
     print("| term | case | verdict | cause | estimate |")
     print("|---|---|---|---|---|")
     for case in cases():
+        if terms and case.term not in terms:
+            continue
         kernel = tl_inspect.inspect(case.bad).kernel()
         priced = [a for a in kernel.accesses if a.kernel_cost or a.verdict == "cheap"]
         worst = max(priced, key=lambda a: a.kernel_cost or a.cost or 1.0, default=None)
@@ -186,14 +237,14 @@ def print_estimates() -> None:
         print(f"| {case.term} | {case.label} | {worst.verdict} | {cause} | {estimate:.2f} |", flush=True)
 
 
-def run_on_gpu() -> None:
+def run_on_gpu(terms: list[str]) -> None:
     import tilelang
     import torch
 
     from gpu_narrow import median_ms
 
     tilelang.set_log_level("WARNING")
-    chosen = cases()
+    chosen = [c for c in cases() if not terms or c.term in terms]
     kernels = tilelang.par_compile([f for c in chosen for f in (c.bad, c.good)], target="cuda", ignore_error=True)
     print("| term | case | ms bad / good | measured | outputs agree |")
     print("|---|---|---|---|---|")
@@ -242,15 +293,17 @@ def _leading(tensor, like):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--estimates", action="store_true", help="no GPU: print tl-inspect's estimate per case")
-    if parser.parse_args().estimates:
-        print_estimates()
+    parser.add_argument("--term", action="append", default=[], help="only the cases of this term (repeatable)")
+    options = parser.parse_args()
+    if options.estimates:
+        print_estimates(options.term)
         return 0
     import torch
 
     if not torch.cuda.is_available():
         print("gpu_calibrate: no CUDA device here; nothing measured (--estimates prints the model's side)")
         return 0
-    run_on_gpu()
+    run_on_gpu(options.term)
     return 0
 
 

@@ -9,8 +9,9 @@ of the time the access's bytes take at full memory speed:
     (a thread walking its own row): 14.5x over the bytes one wavefront delivers;
   * `stores` (partial-sector stores, a tail guard or a serial loop keeping each thread's elements
     contiguous): priced by the lane stride, 4.1x to 7.8x for the store's own bytes.
-A kernel's time is the busiest resource's, and never under the block floor: about 0.6 ns per
-thread block whatever it moves (2580 bytes at 4.3 TB/s). A cause's estimate is the kernel's time
+A kernel's time is the busiest resource's, its arithmetic among them (tl_inspect.analysis.workload),
+and never under the block floor: about 0.6 ns per thread block
+whatever it moves (2580 bytes at 4.3 TB/s). A cause's estimate is the kernel's time
 with its accesses as they are over its time once the one change is made.
 """
 
@@ -49,6 +50,15 @@ FOUR_BYTES_PER_THREAD = Measured(1.27, "4 bytes per thread: 1.27x (fp16 add, 2 p
 # the median of nine coalesced 16-bit kernels (1.08-1.22x: misaligned copy, ragged fragment copy,
 # thread-strided layout, user bounds check, odd rows, thread-strided serial loop)
 NARROW_COALESCED = Measured(1.12, "coalesced accesses narrower than 32 bits: 1.12x (1.08-1.22x measured)")
+# TileOPs' reduce over bf16 rows of 4095: each element loaded on its own under `j < N` into a float32
+# fragment, 131072 rows against rows of 4096: 1.19-1.22x at 8 and 16 per thread, 1.77x at 32, 1.57x
+# at 64, 5.38x at 128 (TileOPs' own mean, var and layer norm 1.69x, 1.81x, 1.40x); ncu on the mean:
+# 56 registers against 26, so 56 % occupancy against 100 %
+HELD_NARROW_LOADS = Measured(1.67, "coalesced narrow loads held in registers, 32-127 per thread: 1.67x "
+                                   "(1.40-1.81x measured; twice the registers of vector loads)")
+HELD_NARROW_LOADS_SPILLED = Measured(5.38, "coalesced narrow loads held in registers, 128 or more per thread: "
+                                           "5.38x (bf16 rows of 4095 reduced, 4 rows per 128 threads)")
+HELD_LOADS, SPILLED_LOADS = 32, 128
 WIDE_COALESCED = Measured(1.0, "coalesced accesses of 32 bits or more: 1.00-1.03x")
 # one uint2 load per thread into shared memory before a barrier: 16 KB in flight per SM against 32 KB;
 # the kernel measured 1.16x with the load half its bytes
@@ -68,10 +78,11 @@ SM_CYCLES_PER_NS = 132 * 1.98
 FULL_SPEED_BYTES_PER_NS = 4300.0
 
 
-def access_cost(access: Access, staged: bool = False) -> Measured | None:
+def access_cost(access: Access, staged: bool = False, held: bool = False) -> Measured | None:
     """The access's slowdown against its best form; None when the lane stride is unknown (a gather)
     or zero (every lane reads the same element), where no vector form exists. `staged`: a load whose
-    value goes to shared memory, which a barrier then waits for."""
+    value goes to shared memory, which a barrier then waits for; `held`: one whose value stays in a
+    register fragment (a row loaded to be reduced)."""
     if access.via == "tma":
         return BULK_COPY
     if not access.lane_stride_bytes or not access.sectors:
@@ -97,7 +108,7 @@ def access_cost(access: Access, staged: bool = False) -> Measured | None:
         if bytes_per_thread <= 4:
             return FOUR_BYTES_PER_THREAD
         if access.bits < 32:
-            return NARROW_COALESCED
+            return _narrow_coalesced(access, held)
         if staged and access.kind == "load" and access.bits < 128 and access.elements_per_thread == access.lanes:
             return STAGED_HALF_VECTOR
         return WIDE_COALESCED
@@ -105,6 +116,14 @@ def access_cost(access: Access, staged: bool = False) -> Measured | None:
         return _spread_store(access.lane_stride_bytes)
     # the L1 serves the rest of each sector to the thread's next iterations: what is left is the
     # instructions of a narrow access
+    return NARROW_COALESCED
+
+
+def _narrow_coalesced(access: Access, held: bool) -> Measured:
+    """Narrow loads held in registers need a register per element where a vector packs several: with
+    dozens per thread the occupancy halves, and past a hundred the registers run out."""
+    if held and access.kind == "load" and access.elements_per_thread >= HELD_LOADS:
+        return HELD_NARROW_LOADS_SPILLED if access.elements_per_thread >= SPILLED_LOADS else HELD_NARROW_LOADS
     return NARROW_COALESCED
 
 
@@ -138,10 +157,11 @@ def _spread_store(stride: int) -> Measured:
                     STORES)
 
 
-def kernel_time(accesses, replaced: dict | None = None, block_scale: float = 1.0) -> float:
-    """The kernel's time in units of its bytes at full speed: its busiest resource, or the block
-    floor. `replaced`: id(access) -> (factor, bound) for accesses a change would make cheaper;
-    `block_scale`: how much more each block would move after the change (a larger tile)."""
+def kernel_time(accesses, replaced: dict | None = None, block_scale: float = 1.0, workload=None) -> float:
+    """The kernel's time in units of its bytes at full speed: its busiest resource (its arithmetic
+    among them), or the block floor. `replaced`: id(access) -> (factor, bound) for
+    accesses a change would make cheaper; `block_scale`: how much more each block would move after the
+    change (a larger tile); `workload`: the kernel's arithmetic (tl_inspect.analysis.workload)."""
     replaced = replaced or {}
     busy = {MEMORY: 0.0, L1: 0.0, STORES: 0.0}
     block_bytes = 0
@@ -152,12 +172,13 @@ def kernel_time(accesses, replaced: dict | None = None, block_scale: float = 1.0
             busy[bound] += a.share * factor
         block_bytes += a.block_bytes
     floor = BLOCK_FLOOR_BYTES / (block_bytes * block_scale) if block_bytes else 0.0
-    return max(max(busy.values()), floor)
+    compute = workload.compute_units(block_bytes) if workload else 0.0
+    return max(max(busy.values()), floor, compute)
 
 
-def kernel_slowdown(accesses, members, block_scale: float = 1.0) -> float:
+def kernel_slowdown(accesses, members, block_scale: float = 1.0, workload=None) -> float:
     """What removing one cause would gain the kernel: its time as it is over its time with `members`
     (the accesses the one change fixes) at what they still cost once the cause is gone (measured on
     the rebuilt kernel where there is one)."""
     after = {id(a): (min(a.cost or 1.0, a.cost_after or 1.0), MEMORY) for a in members}
-    return kernel_time(accesses) / kernel_time(accesses, after, block_scale)
+    return kernel_time(accesses, workload=workload) / kernel_time(accesses, after, block_scale, workload)

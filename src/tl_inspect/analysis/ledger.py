@@ -44,11 +44,8 @@ def account(kernel: KernelArtifact) -> Ledger | None:
     func, threads = _launched(kernel)
     if func is None:
         return None
-    launch = func.launch
-    block_extents = [e for tag, e in sorted(launch.items()) if tag.startswith("blockIdx")]
-    counted = [ir.int_value(e) for e in block_extents]
-    blocks = math.prod(counted) if all(n is not None for n in counted) else None
-    grid = " x ".join(ir.render(e) for e in block_extents) or "1"
+    blocks = grid_blocks(func)
+    grid = " x ".join(ir.render(e) for e in _block_extents(func)) or "1"
 
     working, guard = _working_threads(func, threads)
     variables = _thread_vars(func)
@@ -66,17 +63,31 @@ def account(kernel: KernelArtifact) -> Ledger | None:
         else:
             read += moved
 
-    flops, basis, dtype = _gemm_flops(kernel)
-    bandwidth, peaks = PEAKS.get(kernel.arch, (None, {}))
+    flops, basis, dtype = gemm_flops(kernel)
     return Ledger(
         threads_launched=threads, threads_working=working, thread_guard=guard, blocks=blocks, grid=grid,
         elements_per_thread=max((a.elements_per_thread for a in kernel.accesses
                                  if a.lane_stride_bytes != 0), default=0),
         read_bytes_per_block=read, written_bytes_per_block=written, flops_per_block=flops, flops_basis=basis,
-        # tilelang spells fp8 with suffixes ("float8_e4m3fn")
-        peak_flops=next((peak for name, peak in peaks.items() if dtype and dtype.startswith(name)), None),
-        peak_bytes=bandwidth,
+        peak_flops=peak_flops(kernel.arch, dtype), peak_bytes=PEAKS.get(kernel.arch, (None, {}))[0],
     )
+
+
+def peak_flops(arch: str, dtype: str | None) -> float | None:
+    """The arch's dense tensor-core peak for operands of `dtype`; None where not known."""
+    peaks = PEAKS.get(arch, (None, {}))[1]
+    # tilelang spells fp8 with suffixes ("float8_e4m3fn")
+    return next((peak for name, peak in peaks.items() if dtype and dtype.startswith(name)), None)
+
+
+def _block_extents(func) -> list:
+    return [e for tag, e in sorted(func.launch.items()) if tag.startswith("blockIdx")]
+
+
+def grid_blocks(func) -> int | None:
+    """Thread blocks the device function launches; None when the grid is known only at run time."""
+    counted = [ir.int_value(e) for e in _block_extents(func)]
+    return math.prod(counted) if all(n is not None for n in counted) else None
 
 
 def _thread_vars(func) -> dict:
@@ -184,7 +195,7 @@ def _complement(interval, bounds, extent: int):
     return interval
 
 
-def _gemm_flops(kernel: KernelArtifact) -> tuple:
+def gemm_flops(kernel: KernelArtifact) -> tuple:
     """(FLOPs per block, how they were counted, the operands' dtype) from the kernel's `T.gemm` calls:
     2*M*N*K each, times the trips of the loops around it. (None, "", None) when there is no gemm or
     a shape or a trip count is known only at run time."""

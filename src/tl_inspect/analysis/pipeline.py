@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tl_inspect.analysis import ledger, proofs, verdicts
+from tl_inspect.analysis import ledger, proofs, verdicts, workload
 from tl_inspect.model import KernelArtifact
 
 
 def analyse(artifact: KernelArtifact, rebuild=None) -> KernelArtifact:
     """`artifact` with its judged (and, given `rebuild`, proven) accesses and its ledger. `rebuild` is
     the inspector's re-lowering of the kernel without some causes (see `proofs.prove`)."""
-    accesses = verdicts.judge(artifact)
+    load = workload.of(artifact)
+    accesses = verdicts.judge(artifact, load)
     if rebuild is not None:
-        accesses = proofs.prove(accesses, artifact.source, rebuild)
+        accesses = proofs.prove(accesses, artifact.source, rebuild, load)
     artifact = replace(artifact, accesses=accesses)
     return replace(artifact, ledger=ledger.account(artifact))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tl_inspect.analysis.cost import COSTLY, access_cost
 from tl_inspect.analysis.verdicts import improved, regroup, with_proof
+from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key
 from tl_inspect.model import Cause, Proof, Verdict
 
@@ -20,7 +21,7 @@ MAX_PROOFS_PER_KERNEL = 6
 MAX_CAUSES_TRIED = 3
 
 
-def prove(accesses: tuple, source: str, rebuild) -> tuple:
+def prove(accesses: tuple, source: str, rebuild, workload: Workload = Workload()) -> tuple:
     """`accesses` (of the kernel whose CUDA is `source`) with every `unproven` cause instance tried: its
     causes in order, until a rebuilt kernel shows the accesses improve. `rebuild(causes)` is None when
     no rewrite removes `causes`, else (the change in the user's terms, (CUDA source, accesses) of the
@@ -54,7 +55,7 @@ def prove(accesses: tuple, source: str, rebuild) -> tuple:
             if found:
                 proven.update(found)
                 break
-    return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses))
+    return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses), workload)
 
 
 def _own(access, cause: Cause) -> Cause:

@@ -17,18 +17,22 @@ verdicts by the causes they declare (`reports_causes`).
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
+from tl_inspect import ir
 from tl_inspect.analysis import ledger
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import (
     COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown)
 from tl_inspect.analysis.kernel import KernelModel
+from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key
 from tl_inspect.model import Access, Cause, KernelArtifact, Verdict
 
-def judge(kernel: KernelArtifact) -> tuple:
-    """The kernel's accesses (one per distinct access of the device code) with their verdicts."""
+def judge(kernel: KernelArtifact, workload: Workload = Workload()) -> tuple:
+    """The kernel's accesses (one per distinct access of the device code) with their verdicts;
+    `workload` is the kernel's launch and arithmetic, which its accesses' costs add to."""
     facts = KernelModel(kernel)
     refs = _frontend_refs(facts)
     accesses = []
@@ -40,17 +44,29 @@ def judge(kernel: KernelArtifact) -> tuple:
         # threads moves 8 elements, not 128
         if match is not None and not a.via:
             a = dataclasses.replace(a, block_bytes=match[1].block_bits // 8)
+        # nor more than the tensor holds: a 1024-element tile over a tensor of 127 moves 127
+        a = dataclasses.replace(a, block_bytes=min(a.block_bytes, _tensor_bytes(facts, a.buffer) or a.block_bytes))
         accesses.append((a, match))
     total = sum(a.block_bytes for a, _ in accesses) or 1
     lone = ledger.working_threads(kernel) == 1
     judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total), lone)
               for a, match in accesses]
-    return regroup(judged)
+    return regroup(judged, workload)
 
 
-def regroup(accesses) -> tuple:
+def _tensor_bytes(facts, name: str) -> int | None:
+    """The bytes of a global tensor whose shape is known before run time."""
+    info = facts.func.buffers.get(name) if facts.func else None
+    sizes = [ir.int_value(d) if isinstance(d, tuple) else d for d in (info.shape if info else ())]
+    if not sizes or any(not isinstance(n, int) for n in sizes):
+        return None
+    return math.prod(sizes) * ir.dtype_bits(info.dtype) // 8
+
+
+def regroup(accesses, workload: Workload = Workload()) -> tuple:
     """Number the cause instances (accesses that one change would fix share a group) and give each
-    access its instance's kernel-level slowdown."""
+    access its instance's kernel-level slowdown. A cause that would cost the kernel COSTLY or more but
+    for its arithmetic, which takes longer than its memory traffic, is `cheap` for that reason."""
     keys: dict = {}
     for a in accesses:
         if a.cause is not None and a.verdict in Verdict.PROVABLE:
@@ -60,8 +76,11 @@ def regroup(accesses) -> tuple:
         if a.cause is not None and a.verdict in Verdict.PROVABLE:
             key = instance_key(a.cause)
             members = keys[key]
-            a = dataclasses.replace(a, group=list(keys).index(key),
-                                    kernel_cost=round(kernel_slowdown(accesses, members, _block_scale(a.cause)), 3))
+            scale = _block_scale(a.cause)
+            cost = round(kernel_slowdown(accesses, members, scale, workload), 3)
+            a = dataclasses.replace(a, group=list(keys).index(key), kernel_cost=cost)
+            if a.verdict == Verdict.UNPROVEN and cost < COSTLY <= kernel_slowdown(accesses, members, scale):
+                a = dataclasses.replace(a, verdict=Verdict.CHEAP, group=None, reason="compute")
         out.append(a)
     return tuple(out)
 
@@ -94,7 +113,7 @@ def _judge_one(facts, match, access: Access, lone: bool) -> Access:
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason="atomic", max_bits=access.bits)
     if lone and access.lane_stride_bytes == 0 and access.elements_per_thread >= L1_BOUND_LOADS:
         return _lone_walk(facts, access)
-    measured = access_cost(access, match is not None and match[0].staged)
+    measured = access_cost(access, match is not None and match[0].staged, match is not None and _held(match[0]))
     if measured is None:
         reason = "broadcast" if access.lane_stride_bytes == 0 else "gather"
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason=reason, max_bits=access.bits)
@@ -129,6 +148,12 @@ def _judge_one(facts, match, access: Access, lone: bool) -> Access:
     if not causes:
         return dataclasses.replace(access, verdict=Verdict.UNEXPLAINED)
     return dataclasses.replace(access, verdict=Verdict.UNPROVEN, cause=causes[0], causes=tuple(causes))
+
+
+def _held(unit) -> bool:
+    """Whether the unit's loads land in registers that outlive it (a fragment filled to be reduced),
+    rather than going straight back to memory."""
+    return bool(unit.local_stores) and not any(r.is_global and r.kind == "store" for r in unit.refs)
 
 
 def _priced(access: Access, measured: Measured) -> Access:

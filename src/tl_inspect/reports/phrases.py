@@ -19,12 +19,17 @@ def headline(finding: Finding) -> str:
     return f"{finding.message} {cost_sentence(finding.cost)}" if finding.cost is not None else finding.message
 
 
+# why a cause that costs its accesses COSTLY or more costs the kernel less (analysis/workload.py)
+HIDDEN_BY = {"compute": "as its arithmetic takes longer than its memory traffic"}
+
+
 def access_cost_text(access: Access) -> str:
     """"2.93x per access on an H200; 2.93x for the whole kernel (lanes 16 B apart ...)", "" without a cost."""
     if access.cost is None:
         return ""
     kernel_cost = f"; {access.kernel_cost:.2f}x for the whole kernel" if access.kernel_cost else ""
-    return f"{access.cost:.2f}x per access on an H200{kernel_cost} ({access.cost_basis})"
+    hidden = f", {HIDDEN_BY[access.reason]}" if access.reason in HIDDEN_BY else ""
+    return f"{access.cost:.2f}x per access on an H200{kernel_cost}{hidden} ({access.cost_basis})"
 
 
 def proof_summary(proof: Proof) -> str:

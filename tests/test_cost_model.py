@@ -1,0 +1,48 @@
+"""The terms of the cost model beside the accesses themselves, each on a fixture kernel with its H200
+figure (docs/gpu-impact.md, calibration (c)): registers held by narrow loads, arithmetic that outlasts
+the memory traffic, and a launch too small to leave the block floor."""
+
+from __future__ import annotations
+
+import os
+
+from conftest import FIXTURES, kernel_named
+from tl_inspect.checking import check_kernel
+from tl_inspect.model import Verdict
+from tl_inspect.rules import registered_rules
+
+WORKLOAD = os.path.join(FIXTURES, "kernels", "vec_workload.py")
+
+
+def _kernel(inspected, name):
+    artifact = kernel_named(inspected([WORKLOAD])[WORKLOAD], name)
+    assert artifact.status == "ok", artifact.error
+    with open(WORKLOAD) as f:
+        return artifact, check_kernel(artifact, f.read(), registered_rules())
+
+
+def test_narrow_loads_held_in_registers_for_a_reduction_cost_their_registers(inspected):
+    artifact, (finding,) = _kernel(inspected, "row_sum_4095")
+    (load,) = [a for a in artifact.accesses if a.buffer == "X"]
+    assert (load.elements_per_thread, load.cost, load.verdict) == (32, 1.67, Verdict.COSTLY)
+    # measured 1.77x against rows of 4096 (32 per thread), TileOPs' mean 1.69x
+    assert finding.cost.estimate == 1.67
+    assert finding.proof.change == "row_sum_guarded called with N=4096 instead of 4095 (a multiple of 4)"
+
+
+def test_arithmetic_that_outlasts_the_memory_traffic_hides_a_tail_guard(inspected):
+    once, findings = _kernel(inspected, "iterate_once")
+    assert {f.slug for f in findings} == {"lane-dependent-predicate"}
+    assert max(f.cost.estimate for f in findings) > 3.5  # measured 4.05x
+    hidden, quiet = _kernel(inspected, "iterate_128_rounds")
+    assert quiet == []  # measured 1.04x
+    guarded = [a for a in hidden.accesses if a.cause is not None and a.cause.kind == "tail-guard"]
+    assert guarded and all((a.verdict, a.reason) == (Verdict.CHEAP, "compute") for a in guarded)
+    assert all(a.kernel_cost < 1.10 <= a.cost for a in guarded if a.kind == "store")
+
+
+def test_a_launch_of_a_few_hundred_bytes_sits_on_the_block_floor(inspected):
+    artifact, findings = _kernel(inspected, "add_127")
+    assert findings == []
+    # the 1024-element tile over a tensor of 127 moves 127 elements, not 1024
+    assert (artifact.ledger.read_bytes_per_block, artifact.ledger.written_bytes_per_block) == (508, 254)
