@@ -24,7 +24,7 @@ from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import (
     COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown)
 from tl_inspect.analysis.kernel import KernelModel
-from tl_inspect.causes import instance_key
+from tl_inspect.causes import instance_key, kind_of, root
 from tl_inspect.model import Access, Cause, KernelArtifact, Verdict
 
 def judge(kernel: KernelArtifact) -> tuple:
@@ -68,11 +68,9 @@ def regroup(accesses) -> tuple:
 
 def _block_scale(cause: Cause) -> float:
     """How much more each block moves once the cause is gone: a thread given a whole vector instead of
-    a few elements moves a tile that many times larger (the fix text's; fewer threads over the same grid
-    stay on the block floor, measured 1.00x)."""
-    if cause.kind == "few-per-thread" and cause.elements and cause.width > cause.elements:
-        return cause.width / cause.elements
-    return 1.0
+    a few elements moves a tile that many times larger, as the proof's kernel does (fewer threads over
+    the same grid stay on the block floor, measured 1.00x)."""
+    return kind_of(root(cause)).block_scale(root(cause))
 
 
 def improved(proof) -> bool:
