@@ -1,5 +1,5 @@
 """Rewrites of a kernel's frontend PrimFunc that remove one cause of a narrow or uncoalesced access: pad a
-constant, assume a divisibility, swap loops, shift an index, drop a layout,
+constant, assume a divisibility, launch other threads, swap loops, shift an index, drop a layout,
 vectorize a loop. Done in memory: no source edit, no re-import, no factory call, so it works for
 `add_2047 = add(2047)` as well as for factory cases. `lowering` lowers the rewritten kernel again for
 the proofs (tl_inspect.analysis.proofs).
@@ -80,6 +80,18 @@ def assume_multiple(func, name: str, width: int):
     def post(node):
         if isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root":
             return _block(node, body=tirx.SeqStmt([fact, node.body]))
+        return None
+
+    return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
+
+
+def launch_threads(func, threads: int):
+    """Launch `threads` threads instead of the kernel's own count (T.Kernel's `threads=`)."""
+    def post(node):
+        if isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
+            annotations = dict(node.annotations)
+            annotations["tl.launch_threads"] = [threads, 1, 1]
+            return _block(node, annotations=annotations)
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
