@@ -14,7 +14,7 @@ from tilelang import tvm  # tilelang first: it puts its TVM on the path
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform, post_order_visit, substitute
 
-from tl_inspect.inspector.rewrites import _keep, line_of
+from tl_inspect.inspector.rewrites import _base_name, _keep, line_of
 
 # the grid is divided by the growth factor; where it does not divide, the growth is doubled (each thread
 # then moves two or four vectors) up to this many times before the grid is rounded up instead
@@ -221,7 +221,7 @@ def _thread_var(func, name: str):
     calls it `name`."""
     bind = _first(func.body, lambda n: isinstance(n, tirx.Bind) and isinstance(n.value, tirx.Call)
                   and getattr(n.value.op, "name", "") == "tl.launch_thread_idx" and int(n.value.args[0]) == 0)
-    return bind.var if bind is not None and bind.var.name in (name, name.rsplit("_", 1)[0]) else None
+    return bind.var if bind is not None and bind.var.name in (name, _base_name(name)) else None
 
 
 def _threads(func) -> int:
