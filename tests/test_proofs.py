@@ -96,3 +96,61 @@ def test_a_module_level_call_is_read_with_literal_arguments_only(tmp_path):
     factory, arguments = module_level_call(module, "shifted")
     assert factory is module.add and arguments == {"N": (1 << 20) - 4, "block": 256}
     assert [module_level_call(module, name) for name in ("named", "called", "twice", "LENGTH")] == [None] * 4
+
+
+GROW = os.path.join(FIXTURES, "kernels", "vec_grow_tile.py")
+BAD_ADD = os.path.normpath(os.path.join(os.path.dirname(__file__), os.pardir, "src", "tl_inspect", "rules",
+                                        "scalarized_load", "bad_add.py"))
+WALKS = os.path.join(FIXTURES, "kernels", "vec_thread_walks.py")
+
+
+# estimates: 2.06x an access, or the block floor (0.6 ns a block) where a block moves less than 2580 B:
+# fp16 add on 128-thread blocks measured 3.43x against the 1024-element tile (3.36x estimated)
+@pytest.mark.parametrize("path, kernel, change, estimate", [
+    # the factory's `block` carries the tile: every constant derived from it follows
+    (BAD_ADD, "add_one_per_thread", "add called with block=1024 instead of 128 (a tile of 1024 elements for the "
+                                    "same 128 threads over a grid 8x smaller, so each thread moves 8 contiguous "
+                                    "elements)", 3.36),
+    # `threads` equals the tile too, but calling with threads=1024 launches more threads: the PrimFunc grows
+    (GROW, "relu_threads_and_block", "a tile of 1024 elements for the same 128 threads over a grid 8x smaller, so "
+                                     "each thread moves 8 contiguous elements", 5.04),
+    # 1001 blocks: the factory would drop the last 1001 % 8 blocks' elements; the PrimFunc rounds the grid up
+    (GROW, "relu_odd_grid", "a tile of 1024 elements for the same 128 threads over a grid of 126 blocks instead of "
+                            "1001, the last one cut off by the bounds check, so each thread moves 8 contiguous "
+                            "elements", 5.04),
+    # explicit thread indexing on 256-thread blocks: 2.02-2.07x measured against 8 per thread
+    (WALKS, "add_explicit_index", "`tx` read as `tx * 8 + v` in a T.vectorized(8) loop over `v` and the block "
+                                  "index as `bx * 8` over a grid 8x smaller, so each thread moves 8 contiguous "
+                                  "elements", 2.06),
+])
+def test_one_element_per_thread_is_proven_by_a_larger_tile_over_a_smaller_grid(inspected, path, kernel, change,
+                                                                              estimate):
+    findings = _findings(inspected, path, kernel)
+    assert {f.proof.change for f in findings} == {change}
+    assert all("uint4" in f.proof.cuda_after and (f.proof.bits_before, f.proof.bits_after) == (16, 128)
+               for f in findings)
+    assert all(f.cost.estimate == pytest.approx(estimate, abs=0.01) for f in findings)
+
+
+def test_threads_that_share_memory_are_not_given_a_larger_tile(inspected):
+    access = next(a for a in kernel_named(inspected([GROW])[GROW], "reversed_through_shared").accesses
+                  if a.buffer == "X")
+    assert (access.verdict, access.cause.kind, access.proof) == ("unproven", "few-per-thread", None)
+
+
+def test_the_grown_kernel_launches_fewer_blocks_and_moves_whole_vectors():
+    import tilelang
+    from tvm.target import Target
+
+    from tl_inspect.inspector.grow_tile import grow_parallel, vectorize_threads
+    from tl_inspect.inspector.discovery import import_user_file
+
+    odd, _ = import_user_file(GROW)
+    walks, _ = import_user_file(WALKS)
+    target = {"kind": "cuda", "arch": "sm_90"}
+    for grown, blocks in ((grow_parallel(odd.relu_odd_grid, 12, 8), 126),
+                          (vectorize_threads(walks.add_explicit_index, 21, "tx", 8), 512)):
+        assert (grown.blocks, grown.threads) == (blocks, 128 if blocks == 126 else 256)
+        with Target(target):
+            source = tilelang.lower(grown.func, target=target).kernel_source
+        assert "*(uint4*)(" in source and f"blockIdx.x) * {grown.elements}" in source

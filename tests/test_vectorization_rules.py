@@ -71,11 +71,14 @@ def test_misaligned_rows_are_proven_by_padding_the_row(inspected):
     assert finding.proof.change == "bias_add_odd_rows called with N=4096 instead of 4095 (a multiple of 8)"
 
 
-def test_one_element_per_thread_is_proven_by_launching_fewer_threads(inspected):
+def test_one_element_per_thread_is_proven_by_growing_the_tile(inspected):
+    # the factory's only argument is N: the PrimFunc's T.Parallel(256) grows for the same 256 threads
     _, findings = _findings(inspected, ELEMENTWISE, "scale_naive")
     (finding,) = findings
     assert "T.Parallel(256) over 256 threads gives each thread 1 element" in finding.message
-    assert finding.proof.change.startswith("threads=64 instead of 256")
+    assert finding.proof.change == ("a tile of 1024 elements for the same 256 threads over a grid 4x smaller, so "
+                                    "each thread moves 4 contiguous elements")
+    assert "float4" in finding.proof.cuda_after and "blockIdx.x) * 1024" in finding.proof.cuda_after
     assert finding.proof.bits_after == 128 and finding.cost.estimate == pytest.approx(1.27)
 
 

@@ -27,12 +27,12 @@ from tl_inspect.analysis.cost import (
     COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown)
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.analysis.workload import Workload
-from tl_inspect.causes import instance_key
+from tl_inspect.causes import instance_key, kind_of, root
 from tl_inspect.model import Access, Cause, KernelArtifact, Verdict
 
 def judge(kernel: KernelArtifact, workload: Workload = Workload()) -> tuple:
     """The kernel's accesses (one per distinct access of the device code) with their verdicts;
-    `workload` is the kernel's launch and arithmetic, which its accesses' costs add to."""
+    `workload` is the kernel's arithmetic, which runs beside its accesses."""
     facts = KernelModel(kernel)
     refs = _frontend_refs(facts)
     accesses = []
@@ -87,11 +87,9 @@ def regroup(accesses, workload: Workload = Workload()) -> tuple:
 
 def _block_scale(cause: Cause) -> float:
     """How much more each block moves once the cause is gone: a thread given a whole vector instead of
-    a few elements moves a tile that many times larger (the fix text's; fewer threads over the same grid
-    stay on the block floor, measured 1.00x)."""
-    if cause.kind == "few-per-thread" and cause.elements and cause.width > cause.elements:
-        return cause.width / cause.elements
-    return 1.0
+    a few elements moves a tile that many times larger, as the proof's kernel does (fewer threads over
+    the same grid stay on the block floor, measured 1.00x)."""
+    return kind_of(root(cause)).block_scale(root(cause))
 
 
 def improved(proof) -> bool:

@@ -84,12 +84,33 @@ class CauseKind:
         """The PrimFunc `func` with the change made (None when it cannot be made); worker only."""
         return None
 
+    @classmethod
+    def variant(cls, func, cause: Cause):
+        """(the PrimFunc `func` with the change made, the change in the user's terms), or None; worker only.
+        A kind whose change depends on the kernel (how far a grid divides) says it from what it made."""
+        change = cls.change(cause)
+        rebuilt = cls.rewrite(func, cause) if change is not None else None
+        return (rebuilt, change) if rebuilt is not None else None
+
+    @staticmethod
+    def block_scale(cause: Cause) -> float:
+        """How many times more each thread block moves once the cause is gone (a larger tile): the block
+        floor of the kernel's estimate falls as much."""
+        return 1.0
+
     @staticmethod
     def realign(cause: Cause, arguments: dict) -> dict:
         """The factory arguments (of those a kernel was built with) that carry the length at fault, each
         rounded up to the vector width: calling the factory with them removes the cause, with every
         constant it derives from them. Empty where no argument carries it."""
         return {}
+
+    @staticmethod
+    def recalled(cause: Cause, before, after) -> str | None:
+        """What the factory called again with `realign`'s arguments changed, said after those arguments
+        (`after` is the PrimFunc it built, `before` the kernel's own); None where that kernel is not the
+        variant the proof needs, which the PrimFunc rewrite then makes. Worker only."""
+        return f"a multiple of {cause.width}"
 
 
 def kind_of(cause: Cause) -> type[CauseKind]:

@@ -4,12 +4,19 @@ from tl_inspect.causes import CauseKind
 from tl_inspect.model import Cause
 from tl_inspect.wording import article, plural
 
+# a tile operator's tile is its region and buffers, which no loop extent carries: its proof launches fewer
+# threads over the same tile (a T.copy of 1024 elements staged by 256 threads: 1.16x against 128)
+TILE_OPERATOR = "T.copy"
+
 
 class FewPerThread(CauseKind):
     """one or two elements per thread"""
 
     name, chain_step = "few-per-thread", "per-thread"
-    proved_by = "fewer threads launched, so each moves a full vector"
+    proved_by = ("the tile grown for the same threads and the grid shrunk as much, so each thread moves a full "
+                 "vector: through the factory's tile argument where one carries it, else the `T.Parallel` "
+                 "extent (or, with explicit thread indexing, a `T.vectorized` loop over each thread's elements); "
+                 "fewer threads for a `T.copy`")
 
     @classmethod
     def instance(cls, c: Cause) -> tuple:
@@ -39,23 +46,56 @@ class FewPerThread(CauseKind):
                 f"{article(c.width)} {c.width}-element vector")
 
     @staticmethod
-    def change(c: Cause) -> str | None:
-        threads = _threads(c)
-        if threads is None:
-            return None
-        return f"threads={threads} instead of {c.threads}, so each thread moves {c.width} contiguous elements"
+    def block_scale(c: Cause) -> float:
+        return 1.0 if c.loop == TILE_OPERATOR else growth(c) or 1.0
 
     @staticmethod
-    def rewrite(func, c: Cause):
+    def variant(func, c: Cause):
+        from tl_inspect.inspector.grow_tile import grow_parallel, vectorize_threads
         from tl_inspect.inspector.rewrites import launch_threads
 
-        return launch_threads(func, _threads(c))
+        k = growth(c)
+        if k is None:
+            return None
+        if c.loop == TILE_OPERATOR:
+            threads = int(c.threads // k)
+            if threads * k != c.threads:
+                return None
+            return launch_threads(func, threads), (f"threads={threads} instead of {c.threads}, so each thread moves "
+                                                   f"{c.width} contiguous elements")
+        if c.loop:
+            grown = grow_parallel(func, c.loop_line, k)
+            return grown and (grown.func, tile_change(grown))
+        grown = vectorize_threads(func, c.loop_line, c.lane_var, k)
+        return grown and (grown.func, f"`{c.lane_var}` read as `{c.lane_var} * {grown.factor} + v` in a "
+                                      f"T.vectorized({grown.factor}) loop over `v` and the block index as "
+                                      f"`bx * {grown.factor}` over {grown.grid()}, so each thread moves "
+                                      f"{grown.factor} contiguous elements")
+
+    @staticmethod
+    def realign(c: Cause, arguments: dict) -> dict:
+        k, tile = growth(c), c.elements * c.threads
+        if k is None or c.loop in ("", TILE_OPERATOR):
+            return {}
+        return next(({name: given * k} for name, given in arguments.items() if type(given) is int and given == tile),
+                    {})
+
+    @staticmethod
+    def recalled(c: Cause, before, after) -> str | None:
+        from tl_inspect.inspector.grow_tile import regrown
+
+        grown = regrown(before, after, c.loop_line, growth(c))
+        return grown and tile_change(grown)
 
 
-def _threads(c: Cause) -> int | None:
-    """The thread count that gives each thread a whole vector of the loop's elements, if there is one."""
-    if not c.loop or not c.elements:
+def growth(c: Cause) -> int | None:
+    """How many times the tile must grow for each thread to move a whole vector, if a whole number."""
+    if not c.elements or c.width <= c.elements:
         return None
-    total = c.elements * c.threads
-    threads = int(total // c.width)
-    return threads if threads >= 1 and threads * c.width == total else None
+    k = c.width / c.elements
+    return int(k) if k == int(k) else None
+
+
+def tile_change(grown) -> str:
+    return (f"a tile of {grown.elements} elements for the same {grown.threads} threads over {grown.grid()}, so each "
+            f"thread moves {grown.elements // grown.threads} contiguous elements")

@@ -29,9 +29,5 @@ class FragmentLayout(CauseKind):
         return there if c.origin is None else f"{there}, where {kind_of(c.origin).chain_answer(c.origin)}"
 
     @staticmethod
-    def change(c: Cause) -> str | None:
-        return kind_of(c.origin).change(c.origin) if c.origin else None
-
-    @staticmethod
-    def rewrite(func, c: Cause):
-        return kind_of(c.origin).rewrite(func, c.origin)
+    def variant(func, c: Cause):
+        return kind_of(c.origin).variant(func, c.origin) if c.origin else None

@@ -168,9 +168,11 @@ def _variant(prim_func, causes: tuple, call: FactoryCall | None):
     if not changes:
         return rewrites.variant_without(prim_func, causes)
     func, _ = call.build(changes)
-    width = max(cause.width for cause, found in aligned.items() if found)
+    why = [kind_of(cause).recalled(cause, prim_func, func) for cause, found in aligned.items() if found]
+    if None in why:  # the factory's arguments do not make the variant: the PrimFunc is rewritten instead
+        return rewrites.variant_without(prim_func, causes)
     called = (f"{call.name} called with {', '.join(f'{name}={value}' for name, value in changes.items())} instead "
-              f"of {', '.join(str(call.arguments[name]) for name in changes)} (a multiple of {width})")
+              f"of {', '.join(str(call.arguments[name]) for name in changes)} ({'; '.join(dict.fromkeys(why))})")
     rest = tuple(cause for cause, found in aligned.items() if not found)
     if not rest:
         return func, called

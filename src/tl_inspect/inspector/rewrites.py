@@ -37,11 +37,10 @@ def variant(func, cause: Cause):
     An index no rewrite of its own fixes (a permutation, a reversed walk, interleaved pairs, a run-time
     offset) is proven by reading the lane-contiguous index instead."""
     kind = kind_of(cause)
-    change = kind.change(cause)
-    rebuilt = kind.rewrite(func, cause) if change is not None else None
-    if rebuilt is None and kind.chain_step == "index":
+    built = kind.variant(func, cause)
+    if built is None and kind.chain_step == "index":
         return contiguous_index(func, cause)
-    return (rebuilt, change) if rebuilt is not None else None
+    return built
 
 
 def _with_body(func, body):
