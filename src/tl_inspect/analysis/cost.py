@@ -128,6 +128,22 @@ def _l1_bound_load(access: Access, lanes: int) -> Measured:
                             f"measured 8.1x)", L1)
 
 
+# a lone thread per block walking its row (docs/gpu-impact.md, calibration): 8192 fp32 rows of 16384,
+# 1.038 ms against 0.118 ms for 128 threads reducing a T.copy'd row (8.49x-9.52x over three runs)
+LONE_THREAD_WALK = Measured(8.77, "one thread per block walking its row alone: 8.77x (fp32 rows of 16384)")
+
+
+def lone_walk_cost(bits: int) -> Measured:
+    """A lone thread's walk against the row spread over the block's threads. Measured with 32-bit loads;
+    the lone thread waits on its loads one after another, so wider loads cut its time in proportion
+    (a model: the staged lone walk is not measured yet), and narrower ones are priced as measured."""
+    if bits <= 32:
+        return LONE_THREAD_WALK
+    factor = round(max(1.0, LONE_THREAD_WALK.factor * 32 / bits), 2)
+    return Measured(factor, f"one thread per block walking its row alone with {bits}-bit loads: {factor}x "
+                            f"(8.77x with 32-bit loads, fp32 rows of 16384, divided by the width)")
+
+
 def _spread_store(stride: int) -> Measured:
     """Stores whose lanes sit `stride` bytes apart write part of each sector; the partial writes drain
     at a rate set by the stride, whatever the element type."""
