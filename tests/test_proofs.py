@@ -16,6 +16,9 @@ from tl_inspect.rules import registered_rules
 
 LENGTHS = os.path.join(FIXTURES, "kernels", "vec_factory_lengths.py")
 PATTERNS = os.path.join(FIXTURES, "kernels", "vec_index_patterns.py")
+WALKS = os.path.join(FIXTURES, "kernels", "vec_thread_walks.py")
+CHUNK_SUMS = os.path.join(os.path.dirname(FIXTURES), "src", "tl_inspect", "rules", "tilelang_warning",
+                          "bad_chunk_sums.py")
 
 
 def _findings(inspected, path, kernel):
@@ -96,3 +99,21 @@ def test_a_module_level_call_is_read_with_literal_arguments_only(tmp_path):
     factory, arguments = module_level_call(module, "shifted")
     assert factory is module.add and arguments == {"N": (1 << 20) - 4, "block": 256}
     assert [module_level_call(module, name) for name in ("named", "called", "twice", "LENGTH")] == [None] * 4
+
+
+@pytest.mark.parametrize("path,kernel,change,vector", [
+    # tilelang keeps a loop that accumulates serial, T.vectorized or not: its loads are staged instead
+    (WALKS, "row_sum_range", "the loads of `j` staged 8 at a time through a T.vectorized copy into a local", "uint4"),
+    # 250 columns: 31 vectors and a serial tail of 2
+    (WALKS, "row_sum_prefix", "the loads of `j` staged 8 at a time through a T.vectorized copy into a local",
+     "uint4"),
+    (CHUNK_SUMS, "chunk_sums", "the loads of `k` staged 4 at a time through a T.vectorized copy into a local",
+     "float4"),
+    (WALKS, "row_sum_one_thread",
+     "the loads of `j` staged 4 at a time through a T.vectorized copy into a local, still on one thread", "float4"),
+])
+def test_a_walk_that_accumulates_is_proven_by_staging_its_loads(inspected, path, kernel, change, vector):
+    (finding,) = [f for f in _findings(inspected, path, kernel) if f.slug == "scalarized-load"]
+    assert finding.proof.change == change
+    assert finding.proof.bits_after == 128 and f"*({vector}*)" in finding.proof.cuda_after
+    assert "T.reduce_*" in finding.fix
