@@ -29,7 +29,7 @@ def stage_loads(func, var: str, line: int | None, width: int):
 
     def post(node):
         if (isinstance(node, tirx.For) and not staged and node.loop_var.name in (var, base)
-                and node.kind in (tirx.ForKind.SERIAL, tirx.ForKind.VECTORIZED)
+                and node.kind in (tirx.ForKind.SERIAL, tirx.ForKind.UNROLLED, tirx.ForKind.VECTORIZED)
                 and (line is None or line in _lines(node))):
             built = _staged_loop(node, params, line, width)
             if built is not None:
@@ -100,7 +100,9 @@ def _walking_loads(loop, params: set, width: int) -> list:
         if isinstance(node, tirx.BufferLoad) and node.buffer in params:
             *rows, last = node.indices
             step = tvm.arith.detect_linear_equation(last, [loop.loop_var])
-            if (step and int(step[0]) == 1 and not any(_uses(i, loop.loop_var) for i in rows)
+            # a step of one element; a symbolic step (`X[r, j * S]`) is no walk to stage
+            if (step and isinstance(step[0], tirx.IntImm) and int(step[0]) == 1
+                    and not any(_uses(i, loop.loop_var) for i in rows)
                     and tvm.runtime.DataType(node.buffer.dtype).bits * width == VECTOR_BITS):
                 found.append(node)
 
