@@ -8,7 +8,8 @@ of the time the access's bytes take at full memory speed:
   * `l1` (L1 wavefronts): loads whose lanes each touch a line of their own, hundreds per thread
     (a thread walking its own row): 14.5x over the bytes one wavefront delivers;
   * `stores` (partial-sector stores, a tail guard or a serial loop keeping each thread's elements
-    contiguous): priced by the lane stride, 4.1x to 7.8x for the store's own bytes.
+    contiguous): priced by the lane stride, 4.1x to 7.8x for the store's own bytes;
+  * a lone thread per block walking its row: 8.77x against the row spread over the block's threads.
 A kernel's time is the busiest resource's, and never under the block floor: about 0.6 ns per
 thread block whatever it moves (2580 bytes at 4.3 TB/s). A cause's estimate is the kernel's time
 with its accesses as they are over its time once the one change is made.
