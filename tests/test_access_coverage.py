@@ -28,19 +28,33 @@ def test_every_access_has_a_line_and_a_verdict(results):
     assert not missing
 
 
-@pytest.mark.parametrize("name, buffer, verdict, cause, estimate", [
+@pytest.mark.parametrize("name, buffer, verdict, cause, cost, estimate", [
     # one element per thread through explicit thread indexing: 2.02-2.07x measured (256 threads), proven
     # by 8 per thread over a grid 8x smaller
-    ("add_explicit_index", "A", "costly", "few-per-thread", 2.06),
-    # a thread walking its own bf16 row: the L1 saturates, 8.1x measured
-    ("row_sum_range", "X", "unproven", "serial-loop", 7.18),
-    ("row_sum_one_thread", "X", "unproven", "lone-thread", 8.77),
-    ("row_sum_thread_zero", "X", "unproven", "lone-thread", 8.77),
+    ("add_explicit_index", "A", "costly", "few-per-thread", 2.06, 2.06),
+    # a thread walking its own bf16 row: the L1 saturates (8.1x measured against rows T.copy'd into a
+    # fragment); staged 16 bytes a load the L1 keeps up, so the proof's kernel gains about as much
+    ("row_sum_range", "X", "costly", "serial-loop", 7.25, 7.18),
+    ("row_sum_prefix", "X", "costly", "serial-loop", 7.25, 7.18),
+    # the tutorial's GEMV copies B to shared memory in the same walk, without accumulating
+    ("gemv_naive_4096", "B", "costly", "serial-loop", 7.25, 7.19),
+    # a lone thread: 8.77x against the row spread over 128 threads; its proof keeps the one thread and
+    # only makes its loads 4 times wider
+    ("row_sum_one_thread", "X", "costly", "lone-thread", 8.77, 4.0),
+    ("row_sum_thread_zero", "X", "costly", "lone-thread", 8.77, 4.0),
 ])
-def test_thread_walks_are_priced_as_measured(results, name, buffer, verdict, cause, estimate):
-    access = next(a for a in kernel_named(results[WALKS], name).accesses if a.buffer == buffer)
+def test_thread_walks_are_priced_as_measured(results, name, buffer, verdict, cause, cost, estimate):
+    access = next(a for a in kernel_named(results[WALKS], name).accesses
+                  if (a.buffer, a.kind) == (buffer, "load"))
     assert (access.verdict, access.cause.kind) == (verdict, cause)
+    assert access.cost == pytest.approx(cost, rel=0.01)
     assert access.kernel_cost == pytest.approx(estimate, rel=0.01)
+
+
+def test_rows_reduced_over_the_block_stay_quiet(results):
+    # the fix text's form of the walks: uint4 loads into a fragment, T.reduce_sum
+    (load,) = [a for a in kernel_named(results[WALKS], "row_sum_tile").accesses if a.kind == "load"]
+    assert (load.bits, load.verdict) == (128, "full")
 
 
 def test_straddled_fp32_rows_stay_quiet(results):

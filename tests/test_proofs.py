@@ -16,6 +16,12 @@ from tl_inspect.rules import registered_rules
 
 LENGTHS = os.path.join(FIXTURES, "kernels", "vec_factory_lengths.py")
 PATTERNS = os.path.join(FIXTURES, "kernels", "vec_index_patterns.py")
+WALKS = os.path.join(FIXTURES, "kernels", "vec_thread_walks.py")
+GROW = os.path.join(FIXTURES, "kernels", "vec_grow_tile.py")
+BAD_ADD = os.path.normpath(os.path.join(os.path.dirname(__file__), os.pardir, "src", "tl_inspect", "rules",
+                                        "scalarized_load", "bad_add.py"))
+CHUNK_SUMS = os.path.join(os.path.dirname(FIXTURES), "src", "tl_inspect", "rules", "tilelang_warning",
+                          "bad_chunk_sums.py")
 
 
 def _findings(inspected, path, kernel):
@@ -98,10 +104,6 @@ def test_a_module_level_call_is_read_with_literal_arguments_only(tmp_path):
     assert [module_level_call(module, name) for name in ("named", "called", "twice", "LENGTH")] == [None] * 4
 
 
-GROW = os.path.join(FIXTURES, "kernels", "vec_grow_tile.py")
-BAD_ADD = os.path.normpath(os.path.join(os.path.dirname(__file__), os.pardir, "src", "tl_inspect", "rules",
-                                        "scalarized_load", "bad_add.py"))
-WALKS = os.path.join(FIXTURES, "kernels", "vec_thread_walks.py")
 
 
 # estimates: 2.06x an access, or the block floor (0.6 ns a block) where a block moves less than 2580 B:
@@ -154,3 +156,21 @@ def test_the_grown_kernel_launches_fewer_blocks_and_moves_whole_vectors():
         with Target(target):
             source = tilelang.lower(grown.func, target=target).kernel_source
         assert "*(uint4*)(" in source and f"blockIdx.x) * {grown.elements}" in source
+
+
+@pytest.mark.parametrize("path,kernel,change,vector", [
+    # tilelang keeps a loop that accumulates serial, T.vectorized or not: its loads are staged instead
+    (WALKS, "row_sum_range", "the loads of `j` staged 8 at a time through a T.vectorized copy into a local", "uint4"),
+    # 250 columns: 31 vectors and a serial tail of 2
+    (WALKS, "row_sum_prefix", "the loads of `j` staged 8 at a time through a T.vectorized copy into a local",
+     "uint4"),
+    (CHUNK_SUMS, "chunk_sums", "the loads of `k` staged 4 at a time through a T.vectorized copy into a local",
+     "float4"),
+    (WALKS, "row_sum_one_thread",
+     "the loads of `j` staged 4 at a time through a T.vectorized copy into a local, still on one thread", "float4"),
+])
+def test_a_walk_that_accumulates_is_proven_by_staging_its_loads(inspected, path, kernel, change, vector):
+    (finding,) = [f for f in _findings(inspected, path, kernel) if f.slug == "scalarized-load"]
+    assert finding.proof.change == change
+    assert finding.proof.bits_after == 128 and f"*({vector}*)" in finding.proof.cuda_after
+    assert "T.reduce_*" in finding.fix

@@ -58,6 +58,9 @@ class Cause:
     row_value: int | None = None
     threads: int = 0
     elements: float = 0  # elements per thread the loop gives
+    # the loop's body accumulates into a value the loop does not index (`s += X[r, j]`): tilelang keeps
+    # such a loop serial even written as T.vectorized, so its loads are staged through a local instead
+    accumulates: bool = False
     origin: Cause | None = None  # for a fragment layout: the cause in the loop that fixed it
 
 

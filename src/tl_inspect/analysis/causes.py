@@ -135,7 +135,7 @@ class UnitPlan:
         # a full-width access whose neighbouring threads are rows apart is held back by its layout too
         apart = (access.lane_stride_bytes or 0) > 2 * (access.bits // 8)
         causes += self._fragment_causes(width, apart)
-        causes += self._per_thread_causes(width)
+        causes += self._per_thread_causes(width, ref)
         unique = []
         for cause in causes:
             if cause not in unique:
@@ -294,11 +294,11 @@ class UnitPlan:
                                     lane_var=self.inner or "", loop=self.unit.header, loop_line=self.unit.line))
         return rows + causes
 
-    def _per_thread_causes(self, width: int) -> list:
+    def _per_thread_causes(self, width: int, ref: MemRef) -> list:
         """Too few elements per thread: a thread's share must split into groups of `width` lanes."""
         unit = self.unit
         if unit.kind == "thread":
-            return self._explicit_thread_causes(width)
+            return self._explicit_thread_causes(width, ref)
         threads = self.facts.thread_count
         total = product(e for _, e in unit.loops)
         if not total or total % (threads * width) == 0:
@@ -308,15 +308,18 @@ class UnitPlan:
         return [Cause("few-per-thread", width=width, loop=unit.header, loop_line=unit.line, threads=threads,
                       elements=count(total / threads))]
 
-    def _explicit_thread_causes(self, width: int) -> list:
+    def _explicit_thread_causes(self, width: int, ref: MemRef) -> list:
         """Kernels that index with the thread variables themselves get exactly the loops they write."""
         unit = self.unit
         transposed = self._thread_order_cause()
         if transposed is not None:
             return [transposed]
         if unit.serial_var is not None and unit.serial_var == self.inner:
-            return [Cause("serial-loop", width=width, loop=unit.header, loop_line=unit.line,
-                          lane_var=unit.serial_var)]
+            accumulates = accumulates_over(self.facts.stores, unit.serial_var)
+            # staged loads are copied as they are, without the cast that caps the lanes
+            return [Cause("serial-loop", width=MAX_VECTOR_BITS // ref.bits if accumulates else width,
+                          loop=unit.header, loop_line=unit.line, lane_var=unit.serial_var,
+                          accumulates=accumulates)]
         if self.inner in self.facts.thread_vars:
             return [Cause("few-per-thread", width=width, loop="", loop_line=unit.line, lane_var=self.inner,
                           threads=self.facts.thread_count, elements=1)]
@@ -340,6 +343,12 @@ class UnitPlan:
                 return Cause("transposed", buffer=ref.buffer, index=ref.text, index_line=ref.line, stride=abs(across),
                              lane_var=x, loop=THREAD_ORDER, loop_line=self.unit.line, threads=self.facts.thread_count)
         return None
+
+
+def accumulates_over(stores, var: str) -> bool:
+    """Whether a loop over `var` accumulates into a value it does not index (`s += X[r, var]`)."""
+    return any(store.accumulates and not any(ir.uses(i, var) for i in store.indices)
+               for store in stores if any(loop.var == var for loop in store.loops))
 
 
 def _misaligned_rows(ref: MemRef, lanes: int) -> bool:

@@ -8,10 +8,11 @@ of the time the access's bytes take at full memory speed:
   * `l1` (L1 wavefronts): loads whose lanes each touch a line of their own, hundreds per thread
     (a thread walking its own row): 14.5x over the bytes one wavefront delivers;
   * `stores` (partial-sector stores, a tail guard or a serial loop keeping each thread's elements
-    contiguous): priced by the lane stride, 4.1x to 7.8x for the store's own bytes.
+    contiguous): priced by the lane stride, 4.1x to 7.8x for the store's own bytes;
+  * a lone thread per block walking its row: 8.77x against the row spread over the block's threads.
 A kernel's time is the busiest resource's, its arithmetic among them (tl_inspect.analysis.workload),
-and never under the block floor: about 0.6 ns per thread block
-whatever it moves (2580 bytes at 4.3 TB/s). A cause's estimate is the kernel's time
+and never under the block floor: about 0.6 ns per thread block whatever it moves (2580 bytes at
+4.3 TB/s). A cause's estimate is the kernel's time
 with its accesses as they are over its time once the one change is made.
 """
 
@@ -145,6 +146,22 @@ def _l1_bound_load(access: Access, lanes: int) -> Measured:
     return Measured(factor, f"{access.elements_per_thread} loads per thread with lanes in {lines} lines of their "
                             f"own, {per_wavefront:g} B per L1 wavefront: {factor}x (L1-bound; a bf16 row walk "
                             f"measured 8.1x)", L1)
+
+
+# a lone thread per block walking its row (docs/gpu-impact.md, calibration): 8192 fp32 rows of 16384,
+# 1.038 ms against 0.118 ms for 128 threads reducing a T.copy'd row (8.49x-9.52x over three runs)
+LONE_THREAD_WALK = Measured(8.77, "one thread per block walking its row alone: 8.77x (fp32 rows of 16384)")
+
+
+def lone_walk_cost(bits: int) -> Measured:
+    """A lone thread's walk against the row spread over the block's threads. Measured with 32-bit loads;
+    the lone thread waits on its loads one after another, so wider loads cut its time in proportion
+    (a model: the staged lone walk is not measured yet), and narrower ones are priced as measured."""
+    if bits <= 32:
+        return LONE_THREAD_WALK
+    factor = round(max(1.0, LONE_THREAD_WALK.factor * 32 / bits), 2)
+    return Measured(factor, f"one thread per block walking its row alone with {bits}-bit loads: {factor}x "
+                            f"(8.77x with 32-bit loads, fp32 rows of 16384, divided by the width)")
 
 
 def _spread_store(stride: int) -> Measured:

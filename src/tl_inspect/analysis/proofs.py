@@ -8,7 +8,7 @@ wider or its lanes came closer together. Plain data only: no tilelang.
 
 from __future__ import annotations
 
-from tl_inspect.analysis.cost import COSTLY, access_cost
+from tl_inspect.analysis.cost import COSTLY, access_cost, lone_walk_cost
 from tl_inspect.analysis.verdicts import improved, regroup, with_proof
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key
@@ -80,8 +80,9 @@ def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tupl
                   stride_after=best.lane_stride_bytes)
     if not improved(proof):
         return None
-    # what the access still costs once the cause is gone (lanes may stay apart after a wider access)
-    measured = access_cost(best)
+    # what the access still costs once the cause is gone (lanes may stay apart after a wider access;
+    # a lone thread's staged walk is still one thread's)
+    measured = lone_walk_cost(best.bits) if cause.kind == "lone-thread" else access_cost(best)
     return proof, measured.factor if measured is not None else 1.0
 
 

@@ -24,7 +24,7 @@ from tl_inspect import ir
 from tl_inspect.analysis import ledger
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import (
-    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown)
+    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown, lone_walk_cost)
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key, kind_of, root
@@ -158,18 +158,20 @@ def _priced(access: Access, measured: Measured) -> Access:
     return dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis, cost_bound=measured.bound)
 
 
-# a lone thread per block walking its row (docs/gpu-impact.md, calibration): 8192 fp32 rows of 16384,
-# 1.038 ms against 0.118 ms for 128 threads reducing a T.copy'd row (8.49x-9.52x over three runs)
-LONE_THREAD_WALK = Measured(8.77, "one thread per block walking its row alone: 8.77x (fp32 rows of 16384)")
-
-
 def _lone_walk(facts, access: Access) -> Access:
     """One working thread per block walks many elements: every lane of the block but one idles. The
     cause is the block's layout of work, whatever the access's width."""
+    walk = next((store.loops[-1].var for store in facts.stores
+                 if store.line == access.line and store.loops and store.loops[-1].kind in WALKS), "")
     cause = Cause("lone-thread", width=MAX_VECTOR_BITS // (access.bits or 32), buffer=access.buffer,
-                  loop_line=access.line, threads=facts.thread_count, elements=access.elements_per_thread)
-    return dataclasses.replace(_priced(access, LONE_THREAD_WALK), verdict=Verdict.UNPROVEN, cause=cause,
+                  loop_line=access.line, lane_var=walk, threads=facts.thread_count,
+                  elements=access.elements_per_thread)
+    return dataclasses.replace(_priced(access, lone_walk_cost(access.bits)), verdict=Verdict.UNPROVEN, cause=cause,
                                causes=(cause,), max_bits=MAX_VECTOR_BITS)
+
+
+# the loops a lone thread walks its row in: the ones `T.serial`, `range` and `T.unroll` write
+WALKS = ("serial", "unrolled")
 
 
 def _placed(kernel: KernelArtifact, facts, access: Access) -> Access:

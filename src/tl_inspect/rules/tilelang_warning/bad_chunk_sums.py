@@ -12,6 +12,6 @@ def chunk_sums(X: T.Tensor((N,), T.float32), Y: T.Tensor((N // VEC,), T.float32)
         for r in T.serial(ROWS):
             acc[r] = 0
             for k in T.vectorized(VEC):  # expect: tilelang-warning
-                acc[r] += X[(base + r) * VEC + k]
+                acc[r] += X[(base + r) * VEC + k]  # expect: scalarized-load
         for r in T.vectorized(ROWS):
             Y[base + r] = acc[r]
