@@ -32,9 +32,14 @@ CASES = [
     ("shuffled", "fixtures/kernels/vec_index_patterns.py", "channel_shuffle", {"M": 1 << 20, "C": 256}, 1),
     ("rolled", "fixtures/kernels/vec_index_patterns.py", "roll", {"M": 1 << 20, "D": 256, "shift": 3}, 1),
     ("reversed_walk", "fixtures/kernels/vec_index_patterns.py", "reverse", {"N": N28}, 1),
-    ("swiglu_pairs", "fixtures/kernels/vec_index_patterns.py", "swiglu_interleaved", {"M": 65536, "N": 4096}, 1),
+    ("swiglu_pairs", "fixtures/kernels/vec_index_patterns.py", "swiglu_interleaved", {"M": 32768, "N": 8192}, 1),
     ("row_sum_4095", "fixtures/kernels/vec_workload.py", "row_sum_guarded", {"M": 1 << 17, "N": 4095}, 1),
     ("iterate_once", "fixtures/kernels/vec_workload.py", "iterate", {"N": (1 << 26) + 1, "rounds": 1}, 1),
+    ("row_sum_range", "benchmarks/gpu_calibrate.py", "row_walk", {"M": 1 << 21, "N": 256}, 1),
+    ("row_sum_prefix", "benchmarks/gpu_calibrate.py", "row_walk", {"M": 1 << 21, "N": 250}, 1),
+    ("row_sum_one_thread", "benchmarks/gpu_calibrate.py", "row_lone_thread", {"M": 8192, "N": 16384}, 1),
+    ("row_sum_thread_zero", "benchmarks/gpu_calibrate.py", "row_thread_zero", {"M": 8192, "N": 16384}, 1),
+    ("gemv_naive", "fixtures/kernels/vec_thread_walks.py", "naive_gemv", {"N": 16384, "K": 16384}, 1),
 ]
 
 

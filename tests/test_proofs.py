@@ -147,11 +147,16 @@ def test_the_grown_kernel_launches_fewer_blocks_and_moves_whole_vectors():
     from tl_inspect.inspector.grow_tile import grow_parallel, vectorize_threads
     from tl_inspect.inspector.discovery import import_user_file
 
+    def line_of(path, text):
+        with open(path) as f:
+            return next(n for n, line in enumerate(f, 1) if text in line)
+
     odd, _ = import_user_file(GROW)
     walks, _ = import_user_file(WALKS)
     target = {"kind": "cuda", "arch": "sm_90"}
-    for grown, blocks in ((grow_parallel(odd.relu_odd_grid, 12, 8), 126),
-                          (vectorize_threads(walks.add_explicit_index, 21, "tx", 8), 512)):
+    explicit_line = line_of(WALKS, "C[idx] = A[idx] + B[idx]")
+    for grown, blocks in ((grow_parallel(odd.relu_odd_grid, line_of(GROW, "for i in T.Parallel(block)"), 8), 126),
+                          (vectorize_threads(walks.add_explicit_index, explicit_line, "tx", 8), 512)):
         assert (grown.blocks, grown.threads) == (blocks, 128 if blocks == 126 else 256)
         with Target(target):
             source = tilelang.lower(grown.func, target=target).kernel_source

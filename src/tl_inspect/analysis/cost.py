@@ -142,6 +142,8 @@ def _l1_bound_load(access: Access, lanes: int) -> Measured:
     hundreds of loads per thread the L1, not memory, sets the time (ncu: L1 at 98-100 % of peak)."""
     lines = min(lanes, max(1, -(-lanes * min(access.lane_stride_bytes, LINE_BYTES) // LINE_BYTES)))
     per_wavefront = access.request_bytes / lines
+    if per_wavefront >= VECTOR_BYTES:
+        return VECTOR_ROW_WALK
     factor = round(max(1.0, L1_BYTES_PER_WAVEFRONT / per_wavefront), 2)
     return Measured(factor, f"{access.elements_per_thread} loads per thread with lanes in {lines} lines of their "
                             f"own, {per_wavefront:g} B per L1 wavefront: {factor}x (L1-bound; a bf16 row walk "
@@ -151,17 +153,20 @@ def _l1_bound_load(access: Access, lanes: int) -> Measured:
 # a lone thread per block walking its row (docs/gpu-impact.md, calibration): 8192 fp32 rows of 16384,
 # 1.038 ms against 0.118 ms for 128 threads reducing a T.copy'd row (8.49x-9.52x over three runs)
 LONE_THREAD_WALK = Measured(8.77, "one thread per block walking its row alone: 8.77x (fp32 rows of 16384)")
+# the same walk with its loads staged as float4 (the lone-thread proof's kernel): 0.620 ms against 0.120 ms
+LONE_THREAD_VECTOR_WALK = Measured(5.17, "one thread per block walking its row alone with 128-bit loads: 5.17x "
+                                         "(fp32 rows of 16384; 8.77x with 32-bit loads)")
+# a thread walking its own row a whole vector a load (the row-walk proof's staged kernel, bf16 rows of
+# 256): 0.382 ms against 0.249 ms for rows T.copy'd into a fragment; the L1 keeps up, the half-used
+# sectors of lanes a row apart do not
+VECTOR_BYTES = 16
+VECTOR_ROW_WALK = Measured(1.53, "a thread walking its own row with 16-byte loads: 1.53x (bf16 rows of 256)", L1)
 
 
 def lone_walk_cost(bits: int) -> Measured:
-    """A lone thread's walk against the row spread over the block's threads. Measured with 32-bit loads;
-    the lone thread waits on its loads one after another, so wider loads cut its time in proportion
-    (a model: the staged lone walk is not measured yet), and narrower ones are priced as measured."""
-    if bits <= 32:
-        return LONE_THREAD_WALK
-    factor = round(max(1.0, LONE_THREAD_WALK.factor * 32 / bits), 2)
-    return Measured(factor, f"one thread per block walking its row alone with {bits}-bit loads: {factor}x "
-                            f"(8.77x with 32-bit loads, fp32 rows of 16384, divided by the width)")
+    """A lone thread's walk against the row spread over the block's threads, as measured with 32-bit
+    and with 128-bit loads (the lone thread waits on each load in turn: wider ones help only so much)."""
+    return LONE_THREAD_VECTOR_WALK if bits >= 128 else LONE_THREAD_WALK
 
 
 def _spread_store(stride: int) -> Measured:
