@@ -40,6 +40,7 @@ CASES = [
     ("row_sum_one_thread", "benchmarks/gpu_calibrate.py", "row_lone_thread", {"M": 8192, "N": 16384}, 1),
     ("row_sum_thread_zero", "benchmarks/gpu_calibrate.py", "row_thread_zero", {"M": 8192, "N": 16384}, 1),
     ("gemv_naive", "fixtures/kernels/vec_thread_walks.py", "naive_gemv", {"N": 16384, "K": 16384}, 1),
+    ("rope_gptj", "fixtures/kernels/vec_rope.py", "rope_interleaved", {"S": 65536, "H": 32, "D": 128}, 1),
 ]
 
 
