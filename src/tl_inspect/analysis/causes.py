@@ -291,6 +291,7 @@ class UnitPlan:
                 causes.append(Cause("misaligned-offset", width=lanes, buffer=other.buffer, index=other.text,
                                     index_line=other.line,
                                     offset=offset, offset_value=coeff if not term else None,
+                                    stride=poly.get((self.inner,)) if self.inner else None,
                                     lane_var=self.inner or "", loop=self.unit.header, loop_line=self.unit.line))
         return rows + causes
 
