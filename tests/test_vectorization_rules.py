@@ -49,7 +49,7 @@ def test_ragged_length_is_reported_under_its_cause_with_cost_and_proof(inspected
     data = finding.as_dict()
     assert set(data["proof"]) == {"change", "cuda_before", "cuda_after", "bits_before", "bits_after",
                                   "stride_before", "stride_after"}
-    assert set(data["cost"]) == {"estimate", "basis", "per_access"}
+    assert set(data["cost"]) == {"estimate", "basis", "per_access", "launch_bytes"}
 
 
 def test_run_time_length_is_proven_by_an_assumption(inspected):

@@ -89,9 +89,11 @@ class Cost:
     estimate: float  # for the whole kernel
     basis: str
     per_access: float | None = None  # the access's own slowdown, before weighing by its share of bytes
+    launch_bytes: int | None = None  # what the launch moves, when known before run time
 
     def as_dict(self) -> dict:
-        return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access}
+        return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
+                "launch_bytes": self.launch_bytes}
 
 
 @dataclass(frozen=True)

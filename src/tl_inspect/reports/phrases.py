@@ -3,7 +3,9 @@ one line per finding add its cost here, in one wording."""
 
 from __future__ import annotations
 
+from tl_inspect.analysis.cost import LAUNCH_BYTES, LAUNCH_NS
 from tl_inspect.model import Access, Cost, Finding, Proof
+from tl_inspect.reports.common import byte_size
 from tl_inspect.wording import byte_count
 
 
@@ -11,7 +13,17 @@ def cost_sentence(cost: Cost) -> str:
     """"Estimated 2.62x slower for the whole kernel on an H200 (fp16 loads ..., 2.62x per access).\""""
     measured = cost.basis.split(":")[0]
     per_access = f", {cost.per_access:.2f}x per access" if cost.per_access is not None else ""
-    return f"Estimated {cost.estimate:.2f}x slower for the whole kernel on an H200 ({measured}{per_access})."
+    return (f"Estimated {cost.estimate:.2f}x slower for the whole kernel on an H200 ({measured}{per_access})"
+            f"{size_caveat(cost)}.")
+
+
+def size_caveat(cost: Cost) -> str:
+    """", once it moves more than about 11 MB a launch: this one moves 12.0 KiB, which the launch's
+    2.5 us hides" for a launch too small for its loss to show; "" otherwise."""
+    if cost.launch_bytes is None or cost.launch_bytes >= LAUNCH_BYTES:
+        return ""
+    return (f", once it moves more than about {LAUNCH_BYTES / 1e6:.0f} MB a launch: this one moves "
+            f"{byte_size(cost.launch_bytes)}, which the launch's {LAUNCH_NS / 1000:g} us hides")
 
 
 def headline(finding: Finding) -> str:
