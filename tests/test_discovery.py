@@ -121,11 +121,16 @@ def test_plain_factories_are_functions_defining_a_prim_func_or_compiled_by_tilel
 # ---------------------------------------------------------------- each refusal
 
 @pytest.mark.parametrize("body,reason", [
-    ("for n in (1, 2):\n        k(n)", "`n` is a loop variable"),
+    ("for n in range(4):\n        k(n)", "`n` is a loop variable"),
+    ("for n in [0] * 17:\n        k(n)", "`n` is a loop variable"),
     ("x = torch.randn(4)\n    k(x)", "`torch.randn(4)` is computed at run time"),
     ("k(open('sizes').read())", "is computed at run time"),
     ("k(undefined_name)", "`undefined_name` is not a literal, a module constant, a parameter default"),
-    ("k(*sizes)", "arguments are unpacked"),
+    ("k(*sizes)", "`sizes` is not a literal"),
+    ("k(*4)", "`*4` unpacks a value that is not a tuple"),
+    ("k(**{'M': n})", "`n` is not a literal"),
+    ("k(64 if torch.cuda.is_available() else 32)", "`torch.cuda.is_available()` is computed at run time"),
+    ("k(64 if TENSOR else 32)", "`TENSOR` is a Tensor"),
     ("k(TENSOR)", "`TENSOR` is a Tensor"),
     ("with ctx() as n:\n        k(n)", "`n` is bound by a `with` statement"),
     ("k(1 << 100)", "too large to be a shape"),

@@ -14,7 +14,8 @@ _MAKERS = ("randn", "rand", "zeros", "ones", "empty")  # torch.F(*shape or shape
 _LIKE = ("randn_like", "rand_like", "zeros_like", "ones_like", "empty_like")
 _CASTS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
           "long": "int64", "bool": "bool"}
-_KEEPS = ("cuda", "contiguous", "cpu", "clone", "detach", "requires_grad_")
+_KEEPS = ("cuda", "contiguous", "cpu", "clone", "detach", "requires_grad_", "normal_", "uniform_", "zero_", "fill_",
+          "random_")  # moves, copies and in-place fills keep the shape and dtype
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,15 @@ class TensorShape:
     def __str__(self) -> str:
         return f"Tensor({'x'.join(map(str, self.shape))},{self.dtype})"
 
+    def torch_dtype(self):
+        import torch
+
+        return getattr(torch, self.dtype)
+
     def meta(self):
         import torch
 
-        return torch.empty(self.shape, dtype=getattr(torch, self.dtype), device="meta")
+        return torch.empty(self.shape, dtype=self.torch_dtype(), device="meta")
 
 
 def made_tensor(function: str, args: list, kwargs: dict):
