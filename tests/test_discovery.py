@@ -180,12 +180,18 @@ EXPECTED = {
     "main_defaults.py": [("scale[M=1024,N=2048,block_N=256]", "main() line 24")],
     "argparse_main.py": [("row_copy[M=512,N=4096]", "__main__ block line 30, argparse defaults")],
     "test_functions.py": [("negate[N=4096,dtype=float16]", "test_negate_fp16() line 25 via run_negate() line 20"),
-                          ("negate[N=8192,dtype=float32]", "test_negate_fp32() line 29 via run_negate() line 20")],
+                          ("negate[N=8192,dtype=float32]", "test_negate_fp32() line 29 via run_negate() line 20"),
+                          ("negate[N=1024,dtype=float16]", "test_negate_sizes() line 38 via run_negate() line 20"),
+                          ("negate[N=2048,dtype=float16]", "test_negate_sizes() line 38 via run_negate() line 20")],
     "all_defaults.py": [("fill", "jit_factory")],
     "cuda_at_import.py": [("halve_1024", "prim_func")],
     "explicit_wins.py": [("square[N=256]", "jit_factory")],
     "not_inferable.py": [],
     "eager_tensors.py": [("double[A=Tensor(256x1024,float16),block_N=256]", "main() line 23")],
+    "autograd_apply.py": [("scale_rows[batch=4,rows=512,cols=256,block=64,dtype=float16]",
+                           "main() line 40 via _scaled.forward() line 28")],
+    "loops_and_branches.py": [("add_one[N=1024,block=128]", "main() line 28"),
+                              ("add_one[N=2048,block=128]", "main() line 28")],
 }
 
 
@@ -325,3 +331,117 @@ def test_parametrize_contexts_respect_the_cases_cap():
             k(m)
     """, namespace={"SIZES": list(range(40))})
     assert [args for args, _, _ in found["k"]] == [(m,) for m in range(16)]
+
+
+# ---------------------------------------------------------------- conditions, loops, unpacking, autograd
+
+def test_conditional_expressions_comparisons_and_boolean_operators_on_known_values():
+    found, _ = calls_of("""
+        def main(D=192, dtype="float16", causal=False):
+            block_N = 64 if D <= 128 else 32
+            wide = dtype in ("float16", "bfloat16") and not causal
+            k(block_N, 16 if 0 < D < 256 else 8, wide, causal or D, dtype == "float32")
+    """)
+    assert found["k"][0][0] == (32, 16, True, 192, False)
+
+
+def test_a_known_if_test_walks_only_the_branch_that_runs():
+    found, refusals = calls_of("""
+        def main(stages=None, two_cta=True):
+            if stages is not None:
+                stages = stages
+            else:
+                stages = 6 if two_cta else 4
+            if two_cta:
+                k(stages)
+            else:
+                k(undefined)
+    """)
+    assert found["k"] == [((6,), {}, "main() line 8")]
+    assert refusals == {}
+
+
+def test_loops_over_known_lists_give_one_call_per_item():
+    found, _ = calls_of("""
+        def main():
+            for M in [1024, 2048]:
+                for N, dtype in SHAPES:
+                    k(M, N, dtype)
+    """, namespace={"SHAPES": ((256, "float16"), (512, "float32"))})
+    assert [args for args, _, _ in found["k"]] == [(1024, 256, "float16"), (1024, 512, "float32"),
+                                                  (2048, 256, "float16"), (2048, 512, "float32")]
+
+
+def test_star_and_double_star_of_known_tuples_and_dicts_are_spliced_into_the_call():
+    found, _ = calls_of("""
+        def run(M, N, block=64):
+            k(M, N, block)
+
+        def main(M=512):
+            shape = (M, 2 * M)
+            kwargs = {"block_M": 128, "dtype": "float16"}
+            k(*shape, **kwargs)
+            run(*shape, **{"block": 32})
+    """)
+    assert found["k"] == [((512, 1024), {"block_M": 128, "dtype": "float16"}, "main() line 8"),
+                          ((512, 1024, 32), {}, "main() line 9 via run() line 3")]
+
+
+def test_factories_held_in_names_and_module_dicts_are_called_as_themselves():
+    def gemm():  # module-level objects the dict holds, found by identity
+        pass
+
+    found, refusals = calls_of("""
+        def main(kernel="gemm", two_cta=False):
+            chosen = gemm_2cta if two_cta else gemm
+            chosen(1024)
+            KERNELS[kernel](2048)
+            k(gemm)
+    """, factories=("gemm", "gemm_2cta", "k"), namespace={"gemm": gemm, "KERNELS": {"gemm": gemm}})
+    assert found == {"gemm": [((1024,), {}, "main() line 4"), ((2048,), {}, "main() line 5")]}
+    assert refusals == {"k": ["main() line 6: `gemm` is a function, passed to the factory"]}
+
+
+def test_autograd_function_apply_walks_forward_with_the_tensors_passed():
+    import torch
+
+    found, refusals = calls_of("""
+        class _attention(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, q, causal):
+                BATCH, H, N_CTX, D_HEAD = q.shape
+                block_N = 64 if D_HEAD <= 128 else 32
+                return k(BATCH, H, N_CTX, D_HEAD, causal, block_N, q.dtype)(q)
+
+        attention = _attention.apply
+
+        def main(B=8):
+            q = torch.empty(B, 32, 1024, 64, dtype=torch.half, device="cuda").normal_().requires_grad_()
+            attention(q, False)
+            _attention.apply(q.float(), True)
+            ctx_free = _attention.forward
+            ctx_free(q, True)
+    """, namespace={"torch": torch})
+    assert found["k"] == [
+        ((8, 32, 1024, 64, False, 64, torch.float16), {}, "main() line 13 via _attention.forward() line 7"),
+        ((8, 32, 1024, 64, True, 64, torch.float32), {}, "main() line 14 via _attention.forward() line 7")]
+    assert refusals == {}
+
+
+@pytest.mark.parametrize("body,reason", [
+    ("k(64 if torch_ready() else 32)", "`torch_ready()` is computed at run time"),
+    ("k(1 if TENSOR == 2 else 0)", "`TENSOR` is a Tensor"),
+    ("x = torch.zeros(4)\n    k(1 if x else 0)", "`x` is tested, and it is no plain value"),
+    ("for n in load():\n        k(n)", "`n` is a loop variable"),
+    ("k(**OBJECT)", "`**OBJECT` unpacks a value that is not a dict"),
+    ("k(**{**base})", "unpacks another dict"),
+])
+def test_conditions_and_unpacking_that_need_running_the_file_are_refused(body, reason):
+    import torch
+
+    class Tensor:
+        pass
+
+    found, refusals = calls_of(f"def main():\n    {body}\n", namespace={"TENSOR": Tensor(), "OBJECT": (), "torch": torch})
+    assert found == {}
+    assert len(refusals["k"]) == 1 and reason in refusals["k"][0], refusals

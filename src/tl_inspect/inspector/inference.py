@@ -173,7 +173,8 @@ class _Walker:
             owner = self._callee(func.value, env)
             # `matmul.compile(M=1024, ...)` names the factory too
             return owner if owner in self.factories and func.attr in _FACTORY_METHODS else ast.unparse(func)
-        return None
+        held = self.evaluate(func, env) if isinstance(func, (ast.Subscript, ast.IfExp)) else None
+        return held.name if isinstance(held, FunctionRef) else None  # `KERNELS[name](...)`
 
     def _loop(self, node, env: dict, where: str, stack: tuple) -> None:
         """A loop over a known list or tuple (`for M in [1024, 2048]:`) walks its body once per item; over
