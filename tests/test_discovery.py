@@ -445,3 +445,18 @@ def test_conditions_and_unpacking_that_need_running_the_file_are_refused(body, r
     found, refusals = calls_of(f"def main():\n    {body}\n", namespace={"TENSOR": Tensor(), "OBJECT": (), "torch": torch})
     assert found == {}
     assert len(refusals["k"]) == 1 and reason in refusals["k"][0], refusals
+
+
+def test_tensors_from_literal_data_in_place_fills_and_a_tensors_dtype():
+    import torch
+
+    found, refusals = calls_of("""
+        def main(sizes=(3, 5, 8)):
+            offsets = torch.tensor(sizes, dtype=torch.int32, device="cuda")
+            q = torch.empty(2, 64).normal_().uniform_().zero_()
+            k(offsets, torch.tensor([[0.5, 1], [2, 3]]), torch.arange(16), q, q.dtype)
+            k(torch.tensor([[1], [2, 3]]))
+    """, namespace={"torch": torch})
+    assert [str(v) for v in found["k"][0][0]] == ["Tensor(3,int32)", "Tensor(2x2,float32)", "Tensor(16,int64)",
+                                                  "Tensor(2x64,float32)", "torch.float32"]
+    assert refusals["k"] == ["main() line 6: `torch.tensor([[1], [2, 3]])` is computed at run time"]

@@ -1,12 +1,11 @@
 """Cases inferred from a user file's own calls of its kernel factories, read from the source and never run.
 
 The calls searched are those in `main()`, in the `if __name__ == "__main__":` block and in `test_*`
-functions, and in the module's functions those call (`run_gemm(...)` helpers), followed with the values
-they are called with. Only argument expressions are evaluated: literals, module constants, the
-enclosing function's parameters (their defaults, or what its caller passed), names assigned from those,
-`argparse` defaults read as `args.x`, arithmetic on these, and tensors torch makes from such shapes
-(tensor_args.py). Anything else (a tensor read or computed, a loop variable, a call, I/O) makes the call not
-inferable, with the reason. docs/discovery.md lists the rules.
+functions, and in the module's functions those call (`run_gemm(...)` helpers, the `forward` of an autograd
+`Function` run by `.apply`), followed with the values they are called with: branches of tests known from
+the source, loops over known lists once per item. Only argument expressions are evaluated (evaluation.py);
+an argument that needs running the file makes the call not inferable, with the reason.
+docs/discovery.md lists the rules.
 
 No tilelang here: the worker passes the module's live namespace for its constants.
 """

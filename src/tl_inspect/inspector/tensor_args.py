@@ -43,7 +43,13 @@ def made_tensor(function: str, args: list, kwargs: dict):
     if function in _LIKE:
         like = args[0] if args else kwargs.get("input")
         return _with_dtype(like, kwargs.get("dtype")) if isinstance(like, TensorShape) else None
-    if function == "randint":
+    if function == "tensor":
+        # `torch.tensor(batch_sizes)`: its shape is the nesting of the list, its dtype as torch infers it
+        data = args[0] if args else kwargs.get("data")
+        shape, default = _nested_shape(data), _inferred_dtype(data)
+    elif function == "arange" and len(args) == 1 and isinstance(args[0], int):
+        shape, default = (args[0],), "int64"
+    elif function == "randint":
         shape, default = _shape([kwargs.get("size", args[-1] if args else None)]), "int64"
     elif function == "full":
         shape, default = _shape(args[:1] or [kwargs.get("size")]), "float32"
@@ -76,6 +82,33 @@ def tensor_method(tensor: TensorShape, method: str, args: list):
 def _shape(args: list):
     sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
     return sizes if sizes and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in sizes) else None
+
+
+def _nested_shape(data):
+    """The shape of a nested list of numbers; None when it is ragged or holds anything else."""
+    if isinstance(data, (bool, int, float)):
+        return ()
+    if not isinstance(data, (tuple, list)):
+        return None
+    if not data:
+        return (0,)
+    inner = {_nested_shape(item) for item in data}
+    return (len(data), *next(iter(inner))) if len(inner) == 1 and None not in inner else None
+
+
+def _inferred_dtype(data) -> str:
+    flat = list(_flattened(data))
+    if flat and all(isinstance(v, bool) for v in flat):
+        return "bool"
+    return "int64" if flat and all(isinstance(v, int) for v in flat) else "float32"
+
+
+def _flattened(data):
+    for item in data if isinstance(data, (tuple, list)) else [data]:
+        if isinstance(item, (tuple, list)):
+            yield from _flattened(item)
+        else:
+            yield item
 
 
 def _shape_with_free(args: list):
