@@ -460,3 +460,19 @@ def test_tensors_from_literal_data_in_place_fills_and_a_tensors_dtype():
     assert [str(v) for v in found["k"][0][0]] == ["Tensor(3,int32)", "Tensor(2x2,float32)", "Tensor(16,int64)",
                                                   "Tensor(2x64,float32)", "torch.float32"]
     assert refusals["k"] == ["main() line 6: `torch.tensor([[1], [2, 3]])` is computed at run time"]
+
+
+def test_elementwise_arithmetic_on_a_tensor_keeps_its_shape_and_promotes_as_torch_does():
+    import torch
+
+    found, refusals = calls_of("""
+        def main(B=2, S=64):
+            q = torch.randn((B, S), dtype=torch.bfloat16, device="cuda").requires_grad_(True) / 10
+            ends = torch.ones(B, dtype=torch.int32).cuda() * S
+            indices = torch.full((B, S), S, dtype=torch.int32).sort(-1)[0]
+            k(q, ends, ends / 2, q + q, indices)
+            k(q @ q)
+    """, namespace={"torch": torch})
+    assert [str(v) for v in found["k"][0][0]] == ["Tensor(2x64,bfloat16)", "Tensor(2,int32)", "Tensor(2,float32)",
+                                                  "Tensor(2x64,bfloat16)", "Tensor(2x64,int32)"]
+    assert refusals["k"] == ["main() line 7: `q @ q` is computed at run time"]

@@ -16,7 +16,7 @@ from tl_inspect.inspector.static_values import (
     ARITHMETIC, COMPARISONS, PARSE_METHODS, ArgparseResult, FunctionRef, Unknown, builtin, dtype_named, is_static_function,
     is_tilelang_dtype_class, last_name,
 )
-from tl_inspect.inspector.tensor_args import TensorShape, made_tensor, tensor_method
+from tl_inspect.inspector.tensor_args import TensorShape, elementwise, made_tensor, tensor_method
 
 _LARGEST = 1 << 64  # an arithmetic result past this is a mistake to inspect, not a shape
 
@@ -54,6 +54,9 @@ class Evaluator:
         if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
             left, right = self.evaluate(node.left, env), self.evaluate(node.right, env)
             unknown = next((v for v in (left, right) if isinstance(v, Unknown)), None)
+            if unknown is None and (isinstance(left, TensorShape) or isinstance(right, TensorShape)):
+                made = elementwise(left, right, isinstance(node.op, ast.Div))
+                return made or Unknown(f"`{shown(node)}` is computed at run time")
             return unknown or _arithmetic(ARITHMETIC[type(node.op)], node, left, right)
         if isinstance(node, (ast.IfExp, ast.Compare, ast.BoolOp)) or (
                 isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):

@@ -73,10 +73,27 @@ def tensor_method(tensor: TensorShape, method: str, args: list):
         return TensorShape(tensor.shape, _CASTS[method])
     if method in ("view", "reshape") and args and not isinstance(args[0], str):
         return _reshaped(tensor, _shape_with_free(args))
+    if method == "sort":
+        return tensor, TensorShape(tensor.shape, "int64")  # (values, indices)
     if method == "to":
         dtypes = [a for a in args if _dtype_name(a)]
         return _with_dtype(tensor, dtypes[0]) if dtypes else tensor
     return None
+
+
+def elementwise(left, right, divides: bool):
+    """The tensor `left <op> right` makes when one side is a tensor and the other a number or a tensor of the
+    same shape and dtype (`torch.randn(...) / 10`); None otherwise. Integer tensors become float32 where
+    torch promotes them: divided, or with a float."""
+    tensor = left if isinstance(left, TensorShape) else right
+    other = right if tensor is left else left
+    if isinstance(other, TensorShape):
+        return tensor if other == tensor and not divides else None
+    if not isinstance(other, (bool, int, float)):
+        return None
+    integral = tensor.dtype.startswith(("int", "uint", "bool"))
+    promoted = integral and (divides or isinstance(other, float))
+    return TensorShape(tensor.shape, "float32") if promoted else tensor
 
 
 def _shape(args: list):
