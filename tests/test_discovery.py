@@ -476,3 +476,37 @@ def test_elementwise_arithmetic_on_a_tensor_keeps_its_shape_and_promotes_as_torc
     assert [str(v) for v in found["k"][0][0]] == ["Tensor(2x64,bfloat16)", "Tensor(2,int32)", "Tensor(2,float32)",
                                                   "Tensor(2x64,bfloat16)", "Tensor(2x64,int32)"]
     assert refusals["k"] == ["main() line 7: `q @ q` is computed at run time"]
+
+
+def test_objects_of_the_files_classes_carry_what_their_init_sets():
+    found, refusals = calls_of("""
+        class Config:
+            def __init__(self, M, N=512):
+                self.M = M
+                self.N = N
+                self.block = 128 if M >= 1024 else 64
+
+        class Attention(nn.Module):
+            def __init__(self, heads):
+                self.heads = heads
+
+            def forward(self, x):
+                return k(self.heads, x)
+
+        def run(config):
+            return k(config.M, config.N, config.block)
+
+        def main():
+            config = Config(2048)
+            run(config)
+            model = Attention(16)
+            model(3)
+            model.forward(4)
+            k(config.missing)
+            k(config)
+    """)
+    assert found["k"] == [((2048, 512, 128), {}, "main() line 20 via run() line 16"),
+                          ((16, 3), {}, "main() line 22 via Attention.forward() line 13"),
+                          ((16, 4), {}, "main() line 23 via Attention.forward() line 13")]
+    assert refusals["k"] == ["main() line 24: `config.missing` is not set by Config.__init__",
+                             "main() line 25: a Config object is passed to the factory"]

@@ -13,7 +13,7 @@ import sys
 import types
 
 from tl_inspect.inspector.static_values import (
-    ARITHMETIC, COMPARISONS, PARSE_METHODS, ArgparseResult, FunctionRef, Unknown, builtin, dtype_named, is_static_function,
+    ARITHMETIC, COMPARISONS, PARSE_METHODS, ArgparseResult, FunctionRef, Instance, Unknown, builtin, dtype_named, is_static_function,
     is_tilelang_dtype_class, last_name,
 )
 from tl_inspect.inspector.tensor_args import TensorShape, elementwise, made_tensor, tensor_method
@@ -26,6 +26,7 @@ class Evaluator:
         self.namespace = namespace  # the imported module's names, for its constants
         self.functions = functions  # the names of the file's factories and helpers, held as `FunctionRef`s
         self._function_objects = {id(namespace[name]): name for name in functions if name in namespace}
+        self.instances: dict = {}  # id of a call of one of the file's classes -> the object the walk made
         self.argparse_defaults = argparse_defaults
         self.parsers = parsers  # the file's functions that return `parser.parse_args()`
         # an argparse default was read on the way to the calls now being walked (their origin says so)
@@ -63,6 +64,8 @@ class Evaluator:
             return self._condition(node, env)
         if isinstance(node, ast.Dict):
             return self._dict(node, env)
+        if isinstance(node, ast.Call) and id(node) in self.instances:
+            return self.instances[id(node)]
         if isinstance(node, ast.Call) and (last_name(node.func) in PARSE_METHODS or (
                 isinstance(node.func, ast.Name) and node.func.id in self.parsers and node.func.id not in env)):
             parsed = ArgparseResult(self.argparse_defaults)
@@ -232,6 +235,8 @@ class Evaluator:
                 value = getattr(value, part, Unknown(f"`{shown(node)}` does not exist"))
             return value if isinstance(value, Unknown) else _constant(value, shown(node))
         owner = self.evaluate(node.value, env)
+        if isinstance(owner, Instance):
+            return owner.fields.get(node.attr, Unknown(f"`{shown(node)}` is not set by {owner.cls}.__init__"))
         # `a.shape` of an unknown `a`: the reason is what made `a`
         return owner if isinstance(owner, Unknown) else Unknown(f"`{shown(node)}` is computed at run time")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from tl_inspect.inspector.evaluation import Evaluator, imported
 from tl_inspect.inspector.parametrize import MAX_CONTEXTS, parametrized
 from tl_inspect.inspector.static_values import (
-    ArgparseResult, FunctionRef, Unknown, argparse_defaults, last_name, literal, returns_parsed_arguments,
+    ArgparseResult, FunctionRef, Instance, Unknown, argparse_defaults, last_name, literal, returns_parsed_arguments,
 )
 
 ENTRY_MAIN = "main"
@@ -91,6 +91,7 @@ class _Walker:
     def __init__(self, factories: set[str], helpers: dict, namespace: dict, argparse_defaults: dict):
         self.factories = factories
         self.helpers = helpers
+        self.classes = {name.split(".")[0] for name in helpers if name.endswith(".__init__")}
         parsers = {name for name, helper in helpers.items() if returns_parsed_arguments(helper.node)}
         self.values = Evaluator(namespace, argparse_defaults, parsers, factories | set(helpers))
         self.evaluate = self.values.evaluate
@@ -148,32 +149,43 @@ class _Walker:
 
     def _call(self, call: ast.Call, env: dict, where: str, stack: tuple) -> None:
         here = f"{where} line {call.lineno}"
-        name = self._callee(call.func, env)
+        name, owner = self._callee(call.func, env)
         if name in self.factories:
             self._record(name, call, env, here)
             return
-        helper = self.helpers.get(name)
+        made = Instance(name, {}) if name in self.classes else None
+        helper = self.helpers.get(f"{name}.__init__" if made else name)
+        if made:
+            self.values.instances[id(call)] = made  # what the call evaluates to, its fields set below
         if helper is None or helper.shown in stack or len(stack) >= HELPER_DEPTH:
             return
         passed = self.values.arguments(call, env)
         # unpacked arguments not known: the helper's parameters fall back to their defaults
         args, kwargs = ([], {}) if isinstance(passed, Unknown) else passed
         label = f"{here} via {helper.shown}()"
-        env = self._parameters(helper.node, [*helper.implicit, *args], kwargs, label)
+        implicit = (made or owner,) if made or owner else helper.implicit
+        env = self._parameters(helper.node, [*implicit, *args], kwargs, label)
         self.walk(helper.node.body, env, label, (*stack, helper.shown))
 
-    def _callee(self, func, env: dict) -> str | None:
-        """The factory or helper a call calls, by its name in the file: held in a local name it is the one
-        the name holds; any other local value is none of them."""
+    def _callee(self, func, env: dict) -> tuple:
+        """(the factory, helper or class a call calls, by its name in the file; the object a method is called
+        on). A name holding a factory calls that one; an object of the file's classes is called through its
+        `forward` (a torch module) or `__call__`; any other local value calls none of them."""
         if isinstance(func, ast.Name):
             bound = env.get(func.id, FunctionRef(func.id))
-            return bound.name if isinstance(bound, FunctionRef) else None
+            if isinstance(bound, Instance):
+                method = "forward" if f"{bound.cls}.forward" in self.helpers else "__call__"
+                return f"{bound.cls}.{method}", bound
+            return (bound.name if isinstance(bound, FunctionRef) else None), None
         if isinstance(func, ast.Attribute):
-            owner = self._callee(func.value, env)
+            owner = self.evaluate(func.value, env) if isinstance(func.value, ast.Name) else None
+            if isinstance(owner, Instance):
+                return f"{owner.cls}.{func.attr}", owner
+            named, _ = self._callee(func.value, env)
             # `matmul.compile(M=1024, ...)` names the factory too
-            return owner if owner in self.factories and func.attr in _FACTORY_METHODS else ast.unparse(func)
+            return (named if named in self.factories and func.attr in _FACTORY_METHODS else ast.unparse(func)), None
         held = self.evaluate(func, env) if isinstance(func, (ast.Subscript, ast.IfExp)) else None
-        return held.name if isinstance(held, FunctionRef) else None  # `KERNELS[name](...)`
+        return (held.name if isinstance(held, FunctionRef) else None), None  # `KERNELS[name](...)`
 
     def _loop(self, node, env: dict, where: str, stack: tuple) -> None:
         """A loop over a known list or tuple (`for M in [1024, 2048]:`) walks its body once per item; over
@@ -195,11 +207,10 @@ class _Walker:
             self.result.refusals.setdefault(factory, []).append(f"{here}: {passed.reason}")
             return
         args, kwargs = tuple(passed[0]), tuple(passed[1].items())
-        unknown = next((v for v in (*args, *(v for _, v in kwargs)) if isinstance(v, (Unknown, ArgparseResult, FunctionRef))), None)
+        unknown = next((v for v in (*args, *(v for _, v in kwargs))
+                        if isinstance(v, (Unknown, ArgparseResult, FunctionRef, Instance))), None)
         if unknown is not None:
-            reason = unknown.reason if isinstance(unknown, Unknown) else "the argparse result itself is passed" \
-                if isinstance(unknown, ArgparseResult) else f"`{unknown.name}` is a function, passed to the factory"
-            self.result.refusals.setdefault(factory, []).append(f"{here}: {reason}")
+            self.result.refusals.setdefault(factory, []).append(f"{here}: {_no_argument(unknown)}")
             return
         origin = here + (", argparse defaults" if self.values.read_argparse else "")
         self.result.calls.setdefault(factory, []).append(InferredCall(factory, args, kwargs, origin))
@@ -228,6 +239,8 @@ class _Walker:
     def _bind(self, target, value, env: dict) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
+        elif isinstance(target, ast.Attribute) and isinstance(self.evaluate(target.value, env), Instance):
+            self.evaluate(target.value, env).fields[target.attr] = value  # `self.M = M` in `__init__`
         elif isinstance(target, (ast.Tuple, ast.List)):
             names = [element for element in target.elts]
             if isinstance(value, tuple) and len(value) == len(names) and not any(
@@ -241,6 +254,17 @@ class _Walker:
                             f"`{name}` is unpacked from a value that is not a tuple of its length")
 
 
+def _no_argument(value) -> str:
+    """Why a value the walk knows is still no argument to inspect a factory with."""
+    if isinstance(value, Unknown):
+        return value.reason
+    if isinstance(value, ArgparseResult):
+        return "the argparse result itself is passed"
+    if isinstance(value, Instance):
+        return f"a {value.cls} object is passed to the factory"
+    return f"`{value.name}` is a function, passed to the factory"
+
+
 def _helpers(tree: ast.Module, functions: dict) -> dict:
     """What a walked call may enter, by how the call names it: `run_gemm`, `_attention.apply`, and a module
     name bound to an `apply` (`attention = _attention.apply`)."""
@@ -251,6 +275,10 @@ def _helpers(tree: ast.Module, functions: dict) -> dict:
         if forward is not None and any(last_name(base) == "Function" for base in node.bases):
             ctx = Unknown(f"`{forward.args.args[0].arg}` is autograd's context") if forward.args.args else None
             helpers[f"{node.name}.apply"] = Helper(forward, f"{node.name}.forward", (ctx,) if ctx else ())
+        elif isinstance(node, ast.ClassDef):
+            # called on an object the walk made: `self` is that object (`_call`)
+            helpers.update({f"{node.name}.{item.name}": Helper(item, f"{node.name}.{item.name}")
+                            for item in node.body if isinstance(item, ast.FunctionDef)})
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and ast.unparse(node.value) in helpers and node.targets[0].id not in helpers):

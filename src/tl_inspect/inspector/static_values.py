@@ -36,6 +36,14 @@ class FunctionRef:
     name: str
 
 
+@dataclass(eq=False)
+class Instance:
+    """An object of one of the file's classes made in a walked call (`config = MatmulConfig(M, N, K)`): the
+    attributes its `__init__` sets, as the walk knows them."""
+    cls: str
+    fields: dict
+
+
 @dataclass(frozen=True)
 class ArgparseResult:
     """What `parser.parse_args()` returns: its options' defaults, by destination."""
