@@ -190,8 +190,8 @@ EXPECTED = {
     "eager_tensors.py": [("double[A=Tensor(256x1024,float16),block_N=256]", "main() line 23")],
     "autograd_apply.py": [("scale_rows[batch=4,rows=512,cols=256,block=64,dtype=float16]",
                            "main() line 40 via _scaled.forward() line 28")],
-    "loops_and_branches.py": [("add_one[N=1024,block=128]", "main() line 28"),
-                              ("add_one[N=2048,block=128]", "main() line 28")],
+    "loops_and_branches.py": [("add_one[N=1024,block=128]", "main() line 30"),
+                              ("add_one[N=2048,block=128]", "main() line 30")],
 }
 
 
