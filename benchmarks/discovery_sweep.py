@@ -29,10 +29,12 @@ GROUPS = (
     (re.compile(r"needed a CUDA device at import"), "a CUDA device is needed at import"),
     (re.compile(r"SystemExit"), "the file exits at import"),
     (re.compile(r"\(while importing the module\)"), "the file fails at import (tilelang API it expects)"),
-    (re.compile(r"\(while compiling\)"), "the kernel does not compile for sm_90"),
+    (re.compile(r"worker timed out"), "the worker timed out (--timeout)"),
     (re.compile(r"its calls are not inferable: [^:]+: (.*?)(;|$)"), "calls not inferable: {0}"),
     (re.compile(r"no call of it was found"), "no call of the factory found in the file"),
 )
+
+ADVICE = re.compile(r"factory needs arguments \(.*?\); add TL_INSPECT_CASES = .*? -a NAME=VALUE; ")
 
 
 def main() -> int:
@@ -65,18 +67,18 @@ def print_sweep(report: dict, root: str) -> None:
     print(f"cases inferred from calls: {len(inferred)}, compiled: {sum(k['status'] == 'ok' for k in inferred)}")
     missed = collections.defaultdict(list)
     for path in sorted(set(defining) - set(inspected)):
-        reason = _reason(files[path], kernels.get(path, []))
-        missed[_group(reason)].append((path, reason))
+        failed = [f"{k['name']}: {k['error']}" for k in kernels.get(path, []) if k["status"] != "ok"]
+        entry = files[path]
+        if entry["error"] or not failed:
+            reason = entry["error"] or (entry["notes"][0] if entry["notes"] else "no kernel found")
+            missed[_group(reason)].append((path, reason))
+        else:
+            missed["its kernels do not compile for sm_90 (tilelang's error)"].append((path, failed[0]))
     for group, entries in sorted(missed.items(), key=lambda item: (-len(item[1]), item[0])):
         print(f"\n{len(entries)} not inspected: {group}")
         for path, reason in entries:
-            print(f"  {path}: {reason[:200]}")
-
-
-def _reason(entry: dict, kernels: list) -> str:
-    failed = [f"{k['name']}: {k['error']}" for k in kernels if k["status"] != "ok"]
-    return entry["error"] or (failed[0] if failed else None) or (entry["notes"][0] if entry["notes"] else
-                                                                 "no kernel found")
+            # the note's advice (which TL_INSPECT_CASES line to add) is the same for every file: its reason is not
+            print(f"  {path}: {ADVICE.sub('', reason)[:240]}")
 
 
 def _group(reason: str) -> str:
