@@ -510,3 +510,19 @@ def test_objects_of_the_files_classes_carry_what_their_init_sets():
                           ((16, 4), {}, "main() line 23 via Attention.forward() line 13")]
     assert refusals["k"] == ["main() line 24: `config.missing` is not set by Config.__init__",
                              "main() line 25: a Config object is passed to the factory"]
+
+
+def test_a_list_or_dict_changed_by_a_method_call_is_no_longer_known():
+    found, refusals = calls_of("""
+        def main():
+            sizes = [1024]
+            options = {"block": 64}
+            k(sizes, **options)
+            sizes.append(2048)
+            options.update(block=128)
+            k(sizes)
+            k(**options)
+    """)
+    assert found["k"] == [(([1024],), {"block": 64}, "main() line 5")]
+    assert refusals["k"] == ["main() line 8: `sizes` is changed by `.append()`",
+                             "main() line 9: `options` is changed by `.update()`"]

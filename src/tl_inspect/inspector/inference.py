@@ -25,6 +25,7 @@ ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
 MAX_LOOP_ITEMS = 16  # as many as the per-factory case cap keeps
 _FACTORY_METHODS = ("compile", "get_tir")
+_READS = ("copy", "count", "index", "get", "keys", "values", "items")  # list and dict methods that change nothing
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,11 @@ class _Walker:
         name, owner = self._callee(call.func, env)
         if name in self.factories:
             self._record(name, call, env, here)
+            return
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and isinstance(
+                env.get(call.func.value.id), (list, dict)) and call.func.attr not in _READS:
+            # `sizes.append(n)` changes the list the walk knows: what it holds afterwards is not read here
+            env[call.func.value.id] = Unknown(f"`{call.func.value.id}` is changed by `.{call.func.attr}()`")
             return
         made = Instance(name, {}) if name in self.classes else None
         helper = self.helpers.get(f"{name}.__init__" if made else name)
