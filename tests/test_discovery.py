@@ -190,6 +190,8 @@ EXPECTED = {
     "eager_tensors.py": [("double[A=Tensor(256x1024,float16),block_N=256]", "main() line 23")],
     "autograd_apply.py": [("scale_rows[batch=4,rows=512,cols=256,block=64,dtype=float16]",
                            "main() line 40 via _scaled.forward() line 28")],
+    "config_object.py": [("row_scale[M=256,N=512,block_N=128]",
+                          "main() line 44 via run() line 39 via RowScale.forward() line 33")],
     "loops_and_branches.py": [("add_one[N=1024,block=128]", "main() line 30"),
                               ("add_one[N=2048,block=128]", "main() line 30")],
 }
@@ -476,6 +478,22 @@ def test_elementwise_arithmetic_on_a_tensor_keeps_its_shape_and_promotes_as_torc
     assert [str(v) for v in found["k"][0][0]] == ["Tensor(2x64,bfloat16)", "Tensor(2,int32)", "Tensor(2,float32)",
                                                   "Tensor(2x64,bfloat16)", "Tensor(2x64,int32)"]
     assert refusals["k"] == ["main() line 7: `q @ q` is computed at run time"]
+
+
+def test_a_calls_arguments_are_made_before_the_call():
+    found, _ = calls_of("""
+        class Config:
+            def __init__(self, M):
+                self.M = M
+
+        class Runner:
+            def __init__(self, config):
+                k(config.M)
+
+        def main():
+            Runner(Config(512))
+    """)
+    assert found["k"] == [((512,), {}, "main() line 11 via Runner.__init__() line 8")]
 
 
 def test_objects_of_the_files_classes_carry_what_their_init_sets():

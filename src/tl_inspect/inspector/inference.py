@@ -293,19 +293,21 @@ def _helpers(tree: ast.Module, functions: dict) -> dict:
 
 
 def _calls_in(statement) -> list[ast.Call]:
-    """The calls in one statement's own expressions (not in the bodies it contains), in source order."""
-    found = []
+    """The calls in one statement's own expressions (not in the bodies it contains), in the order Python makes
+    them: a call's arguments before the call (`RowScale(Config(M, N))` makes the config first)."""
     nested = {id(s) for attr in ("body", "orelse", "finalbody", "handlers") for s in getattr(statement, attr, []) or []}
-    stack = [statement]
-    while stack:
-        node = stack.pop()
+    found = []
+
+    def visit(node):
         for child in ast.iter_child_nodes(node):
-            if id(child) in nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                continue
-            if isinstance(child, ast.Call):
-                found.append(child)
-            stack.append(child)
-    return sorted(found, key=lambda c: (c.lineno, c.col_offset))
+            if id(child) not in nested and not isinstance(
+                    child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                visit(child)
+        if isinstance(node, ast.Call):
+            found.append(node)
+
+    visit(statement)
+    return found
 
 
 def _own_returns(function) -> list[ast.Return]:
