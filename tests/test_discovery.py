@@ -244,7 +244,7 @@ def test_inferred_cases_are_capped_per_factory_with_a_note(tmp_path):
     document = json.loads(proc.stdout)
     assert [k["name"] for k in document["kernels"]] == ["negate[N=4096,dtype=float16]"]
     assert document["files"][0]["notes"] == [
-        "negate: 2 cases inferred from its calls; inspecting the first 1 (max-inferred-cases)"]
+        "negate: 4 cases inferred from its calls; inspecting the first 1 (max-inferred-cases)"]
 
 
 def test_the_summary_counts_files_in_json_concise_and_full():
