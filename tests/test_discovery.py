@@ -347,7 +347,7 @@ def test_conditional_expressions_comparisons_and_boolean_operators_on_known_valu
     assert found["k"][0][0] == (32, 16, True, 192, False)
 
 
-def test_a_known_if_test_walks_only_the_branch_that_runs():
+def test_a_known_if_test_binds_names_from_the_branch_that_runs_and_finds_the_others_calls():
     found, refusals = calls_of("""
         def main(stages=None, two_cta=True):
             if stages is not None:
@@ -360,7 +360,8 @@ def test_a_known_if_test_walks_only_the_branch_that_runs():
                 k(undefined)
     """)
     assert found["k"] == [((6,), {}, "main() line 8")]
-    assert refusals == {}
+    assert refusals == {"k": ["main() line 10: `undefined` is not a literal, a module constant, a parameter default "
+                              "or an argparse option"]}
 
 
 def test_loops_over_known_lists_give_one_call_per_item():

@@ -135,8 +135,11 @@ class _Walker:
         elif isinstance(node, ast.If):
             test = self.values.truth(node.test, env)
             if not isinstance(test, Unknown):
-                # a test known from the source (`if args.stages is None:`): only the branch that runs
+                # a test known from the source (`if args.stages is None:`): the branch that runs binds the names
+                # that follow; the other is a run with another flag, walked for its calls on a copy
+                before = dict(env)
                 self.walk(node.body if test else node.orelse, env, where, stack)
+                self.walk(node.orelse if test else node.body, before, where, stack)
                 return
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
