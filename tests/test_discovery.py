@@ -121,11 +121,16 @@ def test_plain_factories_are_functions_defining_a_prim_func_or_compiled_by_tilel
 # ---------------------------------------------------------------- each refusal
 
 @pytest.mark.parametrize("body,reason", [
-    ("for n in (1, 2):\n        k(n)", "`n` is a loop variable"),
+    ("for n in range(4):\n        k(n)", "`n` is a loop variable"),
+    ("for n in [0] * 17:\n        k(n)", "`n` is a loop variable"),
     ("x = torch.randn(4)\n    k(x)", "`torch.randn(4)` is computed at run time"),
     ("k(open('sizes').read())", "is computed at run time"),
     ("k(undefined_name)", "`undefined_name` is not a literal, a module constant, a parameter default"),
-    ("k(*sizes)", "arguments are unpacked"),
+    ("k(*sizes)", "`sizes` is not a literal"),
+    ("k(*4)", "`*4` unpacks a value that is not a tuple"),
+    ("k(**{'M': n})", "`n` is not a literal"),
+    ("k(64 if torch.cuda.is_available() else 32)", "`torch.cuda.is_available()` is computed at run time"),
+    ("k(64 if TENSOR else 32)", "`TENSOR` is a Tensor"),
     ("k(TENSOR)", "`TENSOR` is a Tensor"),
     ("with ctx() as n:\n        k(n)", "`n` is bound by a `with` statement"),
     ("k(1 << 100)", "too large to be a shape"),
@@ -175,12 +180,20 @@ EXPECTED = {
     "main_defaults.py": [("scale[M=1024,N=2048,block_N=256]", "main() line 24")],
     "argparse_main.py": [("row_copy[M=512,N=4096]", "__main__ block line 30, argparse defaults")],
     "test_functions.py": [("negate[N=4096,dtype=float16]", "test_negate_fp16() line 25 via run_negate() line 20"),
-                          ("negate[N=8192,dtype=float32]", "test_negate_fp32() line 29 via run_negate() line 20")],
+                          ("negate[N=8192,dtype=float32]", "test_negate_fp32() line 29 via run_negate() line 20"),
+                          ("negate[N=1024,dtype=float16]", "test_negate_sizes() line 38 via run_negate() line 20"),
+                          ("negate[N=2048,dtype=float16]", "test_negate_sizes() line 38 via run_negate() line 20")],
     "all_defaults.py": [("fill", "jit_factory")],
     "cuda_at_import.py": [("halve_1024", "prim_func")],
     "explicit_wins.py": [("square[N=256]", "jit_factory")],
     "not_inferable.py": [],
     "eager_tensors.py": [("double[A=Tensor(256x1024,float16),block_N=256]", "main() line 23")],
+    "autograd_apply.py": [("scale_rows[batch=4,rows=512,cols=256,block=64,dtype=float16]",
+                           "main() line 40 via _scaled.forward() line 28")],
+    "config_object.py": [("row_scale[M=256,N=512,block_N=128]",
+                          "main() line 44 via run() line 39 via RowScale.forward() line 33")],
+    "loops_and_branches.py": [("add_one[N=1024,block=128]", "main() line 30"),
+                              ("add_one[N=2048,block=128]", "main() line 30")],
 }
 
 
@@ -231,7 +244,7 @@ def test_inferred_cases_are_capped_per_factory_with_a_note(tmp_path):
     document = json.loads(proc.stdout)
     assert [k["name"] for k in document["kernels"]] == ["negate[N=4096,dtype=float16]"]
     assert document["files"][0]["notes"] == [
-        "negate: 2 cases inferred from its calls; inspecting the first 1 (max-inferred-cases)"]
+        "negate: 4 cases inferred from its calls; inspecting the first 1 (max-inferred-cases)"]
 
 
 def test_the_summary_counts_files_in_json_concise_and_full():
@@ -320,3 +333,215 @@ def test_parametrize_contexts_respect_the_cases_cap():
             k(m)
     """, namespace={"SIZES": list(range(40))})
     assert [args for args, _, _ in found["k"]] == [(m,) for m in range(16)]
+
+
+# ---------------------------------------------------------------- conditions, loops, unpacking, autograd
+
+def test_conditional_expressions_comparisons_and_boolean_operators_on_known_values():
+    found, _ = calls_of("""
+        def main(D=192, dtype="float16", causal=False):
+            block_N = 64 if D <= 128 else 32
+            wide = dtype in ("float16", "bfloat16") and not causal
+            k(block_N, 16 if 0 < D < 256 else 8, wide, causal or D, dtype == "float32")
+    """)
+    assert found["k"][0][0] == (32, 16, True, 192, False)
+
+
+def test_a_known_if_test_binds_names_from_the_branch_that_runs_and_finds_the_others_calls():
+    found, refusals = calls_of("""
+        def main(stages=None, two_cta=True):
+            if stages is not None:
+                stages = stages
+            else:
+                stages = 6 if two_cta else 4
+            if two_cta:
+                k(stages)
+            else:
+                k(undefined)
+    """)
+    assert found["k"] == [((6,), {}, "main() line 8")]
+    assert refusals == {"k": ["main() line 10: `undefined` is not a literal, a module constant, a parameter default "
+                              "or an argparse option"]}
+
+
+def test_loops_over_known_lists_give_one_call_per_item():
+    found, _ = calls_of("""
+        def main():
+            for M in [1024, 2048]:
+                for N, dtype in SHAPES:
+                    k(M, N, dtype)
+    """, namespace={"SHAPES": ((256, "float16"), (512, "float32"))})
+    assert [args for args, _, _ in found["k"]] == [(1024, 256, "float16"), (1024, 512, "float32"),
+                                                  (2048, 256, "float16"), (2048, 512, "float32")]
+
+
+def test_star_and_double_star_of_known_tuples_and_dicts_are_spliced_into_the_call():
+    found, _ = calls_of("""
+        def run(M, N, block=64):
+            k(M, N, block)
+
+        def main(M=512):
+            shape = (M, 2 * M)
+            kwargs = {"block_M": 128, "dtype": "float16"}
+            k(*shape, **kwargs)
+            run(*shape, **{"block": 32})
+    """)
+    assert found["k"] == [((512, 1024), {"block_M": 128, "dtype": "float16"}, "main() line 8"),
+                          ((512, 1024, 32), {}, "main() line 9 via run() line 3")]
+
+
+def test_factories_held_in_names_and_module_dicts_are_called_as_themselves():
+    def gemm():  # module-level objects the dict holds, found by identity
+        pass
+
+    found, refusals = calls_of("""
+        def main(kernel="gemm", two_cta=False):
+            chosen = gemm_2cta if two_cta else gemm
+            chosen(1024)
+            KERNELS[kernel](2048)
+            k(gemm)
+    """, factories=("gemm", "gemm_2cta", "k"), namespace={"gemm": gemm, "KERNELS": {"gemm": gemm}})
+    assert found == {"gemm": [((1024,), {}, "main() line 4"), ((2048,), {}, "main() line 5")]}
+    assert refusals == {"k": ["main() line 6: `gemm` is a function, passed to the factory"]}
+
+
+def test_autograd_function_apply_walks_forward_with_the_tensors_passed():
+    import torch
+
+    found, refusals = calls_of("""
+        class _attention(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, q, causal):
+                BATCH, H, N_CTX, D_HEAD = q.shape
+                block_N = 64 if D_HEAD <= 128 else 32
+                return k(BATCH, H, N_CTX, D_HEAD, causal, block_N, q.dtype)(q)
+
+        attention = _attention.apply
+
+        def main(B=8):
+            q = torch.empty(B, 32, 1024, 64, dtype=torch.half, device="cuda").normal_().requires_grad_()
+            attention(q, False)
+            _attention.apply(q.float(), True)
+            ctx_free = _attention.forward
+            ctx_free(q, True)
+    """, namespace={"torch": torch})
+    assert found["k"] == [
+        ((8, 32, 1024, 64, False, 64, torch.float16), {}, "main() line 13 via _attention.forward() line 7"),
+        ((8, 32, 1024, 64, True, 64, torch.float32), {}, "main() line 14 via _attention.forward() line 7")]
+    assert refusals == {}
+
+
+@pytest.mark.parametrize("body,reason", [
+    ("k(64 if torch_ready() else 32)", "`torch_ready()` is computed at run time"),
+    ("k(1 if TENSOR == 2 else 0)", "`TENSOR` is a Tensor"),
+    ("x = torch.zeros(4)\n    k(1 if x else 0)", "`x` is tested, and it is no plain value"),
+    ("for n in load():\n        k(n)", "`n` is a loop variable"),
+    ("k(**OBJECT)", "`**OBJECT` unpacks a value that is not a dict"),
+    ("k(**{**base})", "unpacks another dict"),
+])
+def test_conditions_and_unpacking_that_need_running_the_file_are_refused(body, reason):
+    import torch
+
+    class Tensor:
+        pass
+
+    found, refusals = calls_of(f"def main():\n    {body}\n", namespace={"TENSOR": Tensor(), "OBJECT": (), "torch": torch})
+    assert found == {}
+    assert len(refusals["k"]) == 1 and reason in refusals["k"][0], refusals
+
+
+def test_tensors_from_literal_data_in_place_fills_and_a_tensors_dtype():
+    import torch
+
+    found, refusals = calls_of("""
+        def main(sizes=(3, 5, 8)):
+            offsets = torch.tensor(sizes, dtype=torch.int32, device="cuda")
+            q = torch.empty(2, 64).normal_().uniform_().zero_()
+            k(offsets, torch.tensor([[0.5, 1], [2, 3]]), torch.arange(16), q, q.dtype)
+            k(torch.tensor([[1], [2, 3]]))
+    """, namespace={"torch": torch})
+    assert [str(v) for v in found["k"][0][0]] == ["Tensor(3,int32)", "Tensor(2x2,float32)", "Tensor(16,int64)",
+                                                  "Tensor(2x64,float32)", "torch.float32"]
+    assert refusals["k"] == ["main() line 6: `torch.tensor([[1], [2, 3]])` is computed at run time"]
+
+
+def test_elementwise_arithmetic_on_a_tensor_keeps_its_shape_and_promotes_as_torch_does():
+    import torch
+
+    found, refusals = calls_of("""
+        def main(B=2, S=64):
+            q = torch.randn((B, S), dtype=torch.bfloat16, device="cuda").requires_grad_(True) / 10
+            ends = torch.ones(B, dtype=torch.int32).cuda() * S
+            indices = torch.full((B, S), S, dtype=torch.int32).sort(-1)[0]
+            k(q, ends, ends / 2, q + q, indices)
+            k(q @ q)
+    """, namespace={"torch": torch})
+    assert [str(v) for v in found["k"][0][0]] == ["Tensor(2x64,bfloat16)", "Tensor(2,int32)", "Tensor(2,float32)",
+                                                  "Tensor(2x64,bfloat16)", "Tensor(2x64,int32)"]
+    assert refusals["k"] == ["main() line 7: `q @ q` is computed at run time"]
+
+
+def test_a_calls_arguments_are_made_before_the_call():
+    found, _ = calls_of("""
+        class Config:
+            def __init__(self, M):
+                self.M = M
+
+        class Runner:
+            def __init__(self, config):
+                k(config.M)
+
+        def main():
+            Runner(Config(512))
+    """)
+    assert found["k"] == [((512,), {}, "main() line 11 via Runner.__init__() line 8")]
+
+
+def test_objects_of_the_files_classes_carry_what_their_init_sets():
+    found, refusals = calls_of("""
+        class Config:
+            def __init__(self, M, N=512):
+                self.M = M
+                self.N = N
+                self.block = 128 if M >= 1024 else 64
+
+        class Attention(nn.Module):
+            def __init__(self, heads):
+                self.heads = heads
+
+            def forward(self, x):
+                return k(self.heads, x)
+
+        def run(config):
+            return k(config.M, config.N, config.block)
+
+        def main():
+            config = Config(2048)
+            run(config)
+            model = Attention(16)
+            model(3)
+            model.forward(4)
+            k(config.missing)
+            k(config)
+    """)
+    assert found["k"] == [((2048, 512, 128), {}, "main() line 20 via run() line 16"),
+                          ((16, 3), {}, "main() line 22 via Attention.forward() line 13"),
+                          ((16, 4), {}, "main() line 23 via Attention.forward() line 13")]
+    assert refusals["k"] == ["main() line 24: `config.missing` is not set by Config.__init__",
+                             "main() line 25: a Config object is passed to the factory"]
+
+
+def test_a_list_or_dict_changed_by_a_method_call_is_no_longer_known():
+    found, refusals = calls_of("""
+        def main():
+            sizes = [1024]
+            options = {"block": 64}
+            k(sizes, **options)
+            sizes.append(2048)
+            options.update(block=128)
+            k(sizes)
+            k(**options)
+    """)
+    assert found["k"] == [(([1024],), {"block": 64}, "main() line 5")]
+    assert refusals["k"] == ["main() line 8: `sizes` is changed by `.append()`",
+                             "main() line 9: `options` is changed by `.update()`"]

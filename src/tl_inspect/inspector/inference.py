@@ -1,12 +1,11 @@
 """Cases inferred from a user file's own calls of its kernel factories, read from the source and never run.
 
 The calls searched are those in `main()`, in the `if __name__ == "__main__":` block and in `test_*`
-functions, and in the module's functions those call (`run_gemm(...)` helpers), followed with the values
-they are called with. Only argument expressions are evaluated: literals, module constants, the
-enclosing function's parameters (their defaults, or what its caller passed), names assigned from those,
-`argparse` defaults read as `args.x`, arithmetic on these, and tensors torch makes from such shapes
-(tensor_args.py). Anything else (a tensor read or computed, a loop variable, a call, I/O) makes the call not
-inferable, with the reason. docs/discovery.md lists the rules.
+functions, and in the module's functions those call (`run_gemm(...)` helpers, the `forward` of an autograd
+`Function` run by `.apply`), followed with the values they are called with: branches of tests known from
+the source, loops over known lists once per item. Only argument expressions are evaluated (evaluation.py);
+an argument that needs running the file makes the call not inferable, with the reason.
+docs/discovery.md lists the rules.
 
 No tilelang here: the worker passes the module's live namespace for its constants.
 """
@@ -14,22 +13,19 @@ No tilelang here: the worker passes the module's live namespace for its constant
 from __future__ import annotations
 
 import ast
-import operator
-import sys
-import types
 from dataclasses import dataclass, field
 
-from tl_inspect.inspector.static_values import (
-    ARITHMETIC, PARSE_METHODS, ArgparseResult, Unknown, argparse_defaults, builtin, dtype_named,
-    is_static_function, is_tilelang_dtype_class, last_name, literal, returns_parsed_arguments,
-)
+from tl_inspect.inspector.evaluation import Evaluator, imported
 from tl_inspect.inspector.parametrize import MAX_CONTEXTS, parametrized
-from tl_inspect.inspector.tensor_args import TensorShape, made_tensor, tensor_method
+from tl_inspect.inspector.static_values import (
+    ArgparseResult, FunctionRef, Instance, Unknown, argparse_defaults, last_name, literal, returns_parsed_arguments,
+)
 
 ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
-_FACTORY_METHODS = ("compile", "get_tir")  # `matmul.compile(M=1024, ...)` names the factory too
-_LARGEST = 1 << 64  # an arithmetic result past this is a mistake to inspect, not a shape
+MAX_LOOP_ITEMS = 16  # as many as the per-factory case cap keeps
+_FACTORY_METHODS = ("compile", "get_tir")
+_READS = ("copy", "count", "index", "get", "keys", "values", "items")  # list and dict methods that change nothing
 
 
 @dataclass(frozen=True)
@@ -38,6 +34,15 @@ class InferredCall:
     args: tuple  # positional values
     kwargs: tuple  # (name, value)
     origin: str  # "main() line 88", "__main__ block line 120 via run_gemm() line 30, argparse defaults"
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A function of the file that a walked call enters: a module function, or the `forward` of an autograd
+    `Function` that `Cls.apply(...)` runs (its `ctx` filled in, as autograd does)."""
+    node: ast.FunctionDef
+    shown: str  # "run_gemm", "_attention.forward"
+    implicit: tuple = ()  # values of the leading parameters the caller does not pass
 
 
 @dataclass
@@ -68,7 +73,7 @@ def plain_factories(tree: ast.Module) -> set[str]:
 def infer_calls(tree: ast.Module, factories: set[str], namespace: dict) -> Inference:
     """Every call of `factories` reachable from the file's entry points, with its evaluated arguments."""
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    walker = _Walker(factories, functions, namespace, argparse_defaults(tree))
+    walker = _Walker(factories, _helpers(tree, functions), namespace, argparse_defaults(tree))
     if ENTRY_MAIN in functions and ENTRY_MAIN not in factories:
         walker.enter_function(functions[ENTRY_MAIN], f"{ENTRY_MAIN}()")
     for node in tree.body:
@@ -84,24 +89,23 @@ def infer_calls(tree: ast.Module, factories: set[str], namespace: dict) -> Infer
 
 
 class _Walker:
-    def __init__(self, factories: set[str], functions: dict, namespace: dict, argparse_defaults: dict):
+    def __init__(self, factories: set[str], helpers: dict, namespace: dict, argparse_defaults: dict):
         self.factories = factories
-        self.functions = functions
-        self.namespace = namespace
-        self.argparse_defaults = argparse_defaults
-        self.parsers = {name for name, node in functions.items() if returns_parsed_arguments(node)}
+        self.helpers = helpers
+        self.classes = {name.split(".")[0] for name in helpers if name.endswith(".__init__")}
+        parsers = {name for name, helper in helpers.items() if returns_parsed_arguments(helper.node)}
+        self.values = Evaluator(namespace, argparse_defaults, parsers, factories | set(helpers))
+        self.evaluate = self.values.evaluate
         self.result = Inference()
-        # an argparse default was read on the way to the calls now being walked (their origin says so)
-        self.read_argparse = False
 
     def enter_block(self, body: list, label: str) -> None:
-        self.read_argparse = False
+        self.values.read_argparse = False
         self.walk(body, {}, label, ())
 
     def enter_function(self, node, label: str, bound=None) -> None:
         """An entry point: its parameters take the values `bound` gives (a parametrize case), else their
         defaults; one without either is unknown."""
-        self.read_argparse = False
+        self.values.read_argparse = False
         self.walk(node.body, self._parameters(node, [], bound or {}, label), label, (node.name,))
 
     def walk(self, body: list, env: dict, where: str, stack: tuple) -> None:
@@ -124,10 +128,19 @@ class _Walker:
             self._bind(node.target, value, env)
         elif isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
             for alias in node.names:
-                env[alias.asname or alias.name.split(".")[0]] = _imported(node, alias)
+                env[alias.asname or alias.name.split(".")[0]] = imported(node, alias)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            for name in _names_in(node.target):
-                env[name] = Unknown(f"`{name}` is a loop variable")
+            self._loop(node, env, where, stack)
+            return
+        elif isinstance(node, ast.If):
+            test = self.values.truth(node.test, env)
+            if not isinstance(test, Unknown):
+                # a test known from the source (`if args.stages is None:`): the branch that runs binds the names
+                # that follow; the other is a run with another flag, walked for its calls on a copy
+                before = dict(env)
+                self.walk(node.body if test else node.orelse, env, where, stack)
+                self.walk(node.orelse if test else node.body, before, where, stack)
+                return
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
@@ -140,33 +153,75 @@ class _Walker:
 
     def _call(self, call: ast.Call, env: dict, where: str, stack: tuple) -> None:
         here = f"{where} line {call.lineno}"
-        factory = _called_factory(call.func, self.factories)
-        if factory:
-            self._record(factory, call, env, here)
+        name, owner = self._callee(call.func, env)
+        if name in self.factories:
+            self._record(name, call, env, here)
             return
-        name = call.func.id if isinstance(call.func, ast.Name) else None
-        helper = self.functions.get(name)
-        if helper is None or name in stack or len(stack) >= HELPER_DEPTH:
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and isinstance(
+                env.get(call.func.value.id), (list, dict)) and call.func.attr not in _READS:
+            # `sizes.append(n)` changes the list the walk knows: what it holds afterwards is not read here
+            env[call.func.value.id] = Unknown(f"`{call.func.value.id}` is changed by `.{call.func.attr}()`")
             return
-        args = [self.evaluate(a, env) for a in call.args if not isinstance(a, ast.Starred)]
-        kwargs = {k.arg: self.evaluate(k.value, env) for k in call.keywords if k.arg}
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            args, kwargs = [], {}  # unpacked arguments: the helper's parameters fall back to their defaults
-        label = f"{here} via {name}()"
-        self.walk(helper.body, self._parameters(helper, args, kwargs, label), label, (*stack, name))
+        made = Instance(name, {}) if name in self.classes else None
+        helper = self.helpers.get(f"{name}.__init__" if made else name)
+        if made:
+            self.values.instances[id(call)] = made  # what the call evaluates to, its fields set below
+        if helper is None or helper.shown in stack or len(stack) >= HELPER_DEPTH:
+            return
+        passed = self.values.arguments(call, env)
+        # unpacked arguments not known: the helper's parameters fall back to their defaults
+        args, kwargs = ([], {}) if isinstance(passed, Unknown) else passed
+        label = f"{here} via {helper.shown}()"
+        implicit = (made or owner,) if made or owner else helper.implicit
+        env = self._parameters(helper.node, [*implicit, *args], kwargs, label)
+        self.walk(helper.node.body, env, label, (*stack, helper.shown))
+
+    def _callee(self, func, env: dict) -> tuple:
+        """(the factory, helper or class a call calls, by its name in the file; the object a method is called
+        on). A name holding a factory calls that one; an object of the file's classes is called through its
+        `forward` (a torch module) or `__call__`; any other local value calls none of them."""
+        if isinstance(func, ast.Name):
+            bound = env.get(func.id, FunctionRef(func.id))
+            if isinstance(bound, Instance):
+                method = "forward" if f"{bound.cls}.forward" in self.helpers else "__call__"
+                return f"{bound.cls}.{method}", bound
+            return (bound.name if isinstance(bound, FunctionRef) else None), None
+        if isinstance(func, ast.Attribute):
+            owner = self.evaluate(func.value, env) if isinstance(func.value, ast.Name) else None
+            if isinstance(owner, Instance):
+                return f"{owner.cls}.{func.attr}", owner
+            named, _ = self._callee(func.value, env)
+            # `matmul.compile(M=1024, ...)` names the factory too
+            return (named if named in self.factories and func.attr in _FACTORY_METHODS else ast.unparse(func)), None
+        held = self.evaluate(func, env) if isinstance(func, (ast.Subscript, ast.IfExp)) else None
+        return (held.name if isinstance(held, FunctionRef) else None), None  # `KERNELS[name](...)`
+
+    def _loop(self, node, env: dict, where: str, stack: tuple) -> None:
+        """A loop over a known list or tuple (`for M in [1024, 2048]:`) walks its body once per item; over
+        anything else, or a longer one, its variable is unknown."""
+        items = self.evaluate(node.iter, env)
+        if isinstance(items, (tuple, list)) and len(items) <= MAX_LOOP_ITEMS:
+            for item in items:
+                self._bind(node.target, item, env)
+                self.walk(node.body, env, where, stack)
+        else:
+            for name in _names_in(node.target):
+                env[name] = Unknown(f"`{name}` is a loop variable")
+            self.walk(node.body, env, where, stack)
+        self.walk(node.orelse, env, where, stack)
 
     def _record(self, factory: str, call: ast.Call, env: dict, here: str) -> None:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            self.result.refusals.setdefault(factory, []).append(f"{here}: arguments are unpacked (*args, **kwargs)")
+        passed = self.values.arguments(call, env)
+        if isinstance(passed, Unknown):
+            self.result.refusals.setdefault(factory, []).append(f"{here}: {passed.reason}")
             return
-        args = tuple(self.evaluate(a, env) for a in call.args)
-        kwargs = tuple((k.arg, self.evaluate(k.value, env)) for k in call.keywords)
-        unknown = next((v for v in (*args, *(v for _, v in kwargs)) if isinstance(v, (Unknown, ArgparseResult))), None)
+        args, kwargs = tuple(passed[0]), tuple(passed[1].items())
+        unknown = next((v for v in (*args, *(v for _, v in kwargs))
+                        if isinstance(v, (Unknown, ArgparseResult, FunctionRef, Instance))), None)
         if unknown is not None:
-            reason = unknown.reason if isinstance(unknown, Unknown) else "the argparse result itself is passed"
-            self.result.refusals.setdefault(factory, []).append(f"{here}: {reason}")
+            self.result.refusals.setdefault(factory, []).append(f"{here}: {_no_argument(unknown)}")
             return
-        origin = here + (", argparse defaults" if self.read_argparse else "")
+        origin = here + (", argparse defaults" if self.values.read_argparse else "")
         self.result.calls.setdefault(factory, []).append(InferredCall(factory, args, kwargs, origin))
 
     def _parameters(self, node, args: list, kwargs: dict, label: str) -> dict:
@@ -193,6 +248,8 @@ class _Walker:
     def _bind(self, target, value, env: dict) -> None:
         if isinstance(target, ast.Name):
             env[target.id] = value
+        elif isinstance(target, ast.Attribute) and isinstance(self.evaluate(target.value, env), Instance):
+            self.evaluate(target.value, env).fields[target.attr] = value  # `self.M = M` in `__init__`
         elif isinstance(target, (ast.Tuple, ast.List)):
             names = [element for element in target.elts]
             if isinstance(value, tuple) and len(value) == len(names) and not any(
@@ -205,166 +262,55 @@ class _Walker:
                         env[name] = value if isinstance(value, Unknown) else Unknown(
                             f"`{name}` is unpacked from a value that is not a tuple of its length")
 
-    def evaluate(self, node, env: dict):
-        """The value of an argument expression, or an `Unknown` saying why it has none without running it."""
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name):
-            return self._name(node.id, env)
-        if isinstance(node, (ast.Tuple, ast.List)):
-            items = tuple(self.evaluate(e, env) for e in node.elts)
-            unknown = next((i for i in items if isinstance(i, Unknown)), None)
-            return unknown or (items if isinstance(node, ast.Tuple) else list(items))
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, env)
-        if isinstance(node, ast.Subscript):
-            value, index = self.evaluate(node.value, env), self.evaluate(node.slice, env)
-            unknown = next((v for v in (value, index) if isinstance(v, Unknown)), None)
-            return unknown or _arithmetic(operator.getitem, node, value, index)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            value = self.evaluate(node.operand, env)
-            return value if isinstance(value, Unknown) else _arithmetic(
-                lambda v: -v if isinstance(node.op, ast.USub) else +v, node, value)
-        if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
-            left, right = self.evaluate(node.left, env), self.evaluate(node.right, env)
-            unknown = next((v for v in (left, right) if isinstance(v, Unknown)), None)
-            return unknown or _arithmetic(ARITHMETIC[type(node.op)], node, left, right)
-        if isinstance(node, ast.Call) and (last_name(node.func) in PARSE_METHODS or (
-                isinstance(node.func, ast.Name) and node.func.id in self.parsers and node.func.id not in env)):
-            parsed = ArgparseResult(self.argparse_defaults)
-            return (parsed, Unknown("the arguments argparse did not know")) if last_name(node.func) == \
-                "parse_known_args" else parsed
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            made = self._tensor(node, env)
-            if made is not None:
-                return made
-        if isinstance(node, ast.Call) and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
-            callee = self._callee(node.func, env)
-            if is_static_function(callee):
-                values = [self.evaluate(a, env) for a in node.args]
-                unknown = next((v for v in values if isinstance(v, Unknown)), None)
-                return unknown or _arithmetic(callee, node, *values)
-            if callee is getattr and len(node.args) == 2:
-                name = self.evaluate(node.args[1], env)
-                found = dtype_named(self._callee(node.args[0], env), name)
-                return name if isinstance(name, Unknown) else found if found is not None else Unknown(
-                    f"`{_shown(node)}` is no dtype of a module")
-        return Unknown(f"`{_shown(node)}` is computed at run time")
 
-    def _tensor(self, node: ast.Call, env: dict):
-        """A tensor made by torch from plain values, or a cast of one (tensor_args.py); None otherwise."""
-        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
-            return None
-        base = node.func.value
-        owner = env.get(base.id, self.namespace.get(base.id)) if isinstance(base, ast.Name) else \
-            self.evaluate(base, env)
-        if not (isinstance(owner, TensorShape) or getattr(owner, "__name__", None) == "torch"):
-            return None
-        args = [self.evaluate(a, env) for a in node.args]
-        kwargs = {k.arg: self.evaluate(k.value, env) for k in node.keywords if k.arg != "device"}
-        unknown = next((v for v in (*args, *kwargs.values()) if isinstance(v, Unknown)), None)
-        if unknown is not None:
-            return unknown  # the tensor's shape or dtype is what needs running the file: say which
-        if isinstance(owner, TensorShape):
-            return tensor_method(owner, node.func.attr, args)
-        kwargs = {k: v for k, v in kwargs.items() if k not in ("requires_grad", "pin_memory", "generator")}
-        return made_tensor(node.func.attr, args, kwargs)
-
-    def _callee(self, func, env: dict):
-        """The object a call's function names (`math.ceil`, `T.dtype`, `dtype.as_torch`), read and not called;
-        None when it is not a name or an attribute of one."""
-        if isinstance(func, ast.Name):
-            return env[func.id] if func.id in env else self.namespace.get(func.id, builtin(func.id))
-        if isinstance(func, ast.Attribute):
-            owner = self._callee(func.value, env)
-            # only modules and dtypes are read: another object's attribute may be a property that runs code
-            readable = isinstance(owner, types.ModuleType) or is_tilelang_dtype_class(type(owner))
-            return getattr(owner, func.attr, None) if readable else None
-        return None
-
-    def _name(self, name: str, env: dict):
-        if name in env:
-            return env[name]
-        if name in self.namespace:
-            return _constant(self.namespace[name], name)
-        return Unknown(f"`{name}` is not a literal, a module constant, a parameter default or an argparse option")
-
-    def _attribute(self, node: ast.Attribute, env: dict):
-        if isinstance(node.value, ast.Name) and isinstance(env.get(node.value.id), ArgparseResult):
-            defaults = env[node.value.id].defaults
-            if node.attr not in defaults:
-                return Unknown(f"`{_shown(node)}` has no argparse default")
-            self.read_argparse = True
-            return defaults[node.attr]
-        if node.attr == "shape" and isinstance(self.evaluate(node.value, env), TensorShape):
-            return self.evaluate(node.value, env).shape
-        base = node.value
-        path = [node.attr]
-        while isinstance(base, ast.Attribute):
-            path.insert(0, base.attr)
-            base = base.value
-        root = env.get(base.id, self.namespace.get(base.id)) if isinstance(base, ast.Name) else None
-        if isinstance(root, types.ModuleType):
-            # `T.float16`, `torch.bfloat16`: an attribute of an imported module, read, not called
-            value = root
-            for part in path:
-                value = getattr(value, part, Unknown(f"`{_shown(node)}` does not exist"))
-            return value if isinstance(value, Unknown) else _constant(value, _shown(node))
-        owner = self.evaluate(node.value, env)
-        # `a.shape` of an unknown `a`: the reason is what made `a`
-        return owner if isinstance(owner, Unknown) else Unknown(f"`{_shown(node)}` is computed at run time")
+def _no_argument(value) -> str:
+    """Why a value the walk knows is still no argument to inspect a factory with."""
+    if isinstance(value, Unknown):
+        return value.reason
+    if isinstance(value, ArgparseResult):
+        return "the argparse result itself is passed"
+    if isinstance(value, Instance):
+        return f"a {value.cls} object is passed to the factory"
+    return f"`{value.name}` is a function, passed to the factory"
 
 
-def _constant(value, shown: str):
-    """A module-level value usable as an argument: numbers, strings, dtypes and tuples or lists of them."""
-    if isinstance(value, (bool, int, float, str, type(None))) or type(value).__name__ == "dtype":
-        return value
-    if isinstance(value, (tuple, list)) and all(not isinstance(_constant(v, shown), Unknown) for v in value):
-        return value
-    kind = type(value).__name__
-    return Unknown(f"`{shown}` is a {kind}" + (", not a constant" if kind not in ("Tensor", "ndarray") else ""))
-
-
-def _imported(node, alias):
-    """A module imported inside a function, when it is already loaded: read, never imported here."""
-    name = alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
-    module = sys.modules.get(name if alias.asname or isinstance(node, ast.ImportFrom) else name.split(".")[0])
-    return module if module is not None else Unknown(f"`{alias.asname or alias.name}` is imported at run time")
-
-
-def _arithmetic(function, node, *values):
-    try:
-        result = function(*values)
-    except Exception:  # noqa: BLE001 - a division by zero or a str - int says only that it is not inferable
-        return Unknown(f"`{_shown(node)}` cannot be evaluated")
-    if isinstance(result, (int, float)) and abs(result) > _LARGEST:
-        return Unknown(f"`{_shown(node)}` is too large to be a shape")
-    return result
+def _helpers(tree: ast.Module, functions: dict) -> dict:
+    """What a walked call may enter, by how the call names it: `run_gemm`, `_attention.apply`, and a module
+    name bound to an `apply` (`attention = _attention.apply`)."""
+    helpers = {name: Helper(node, name) for name, node in functions.items()}
+    for node in tree.body:
+        forward = next((item for item in getattr(node, "body", []) if isinstance(node, ast.ClassDef)
+                        and isinstance(item, ast.FunctionDef) and item.name == "forward"), None)
+        if forward is not None and any(last_name(base) == "Function" for base in node.bases):
+            ctx = Unknown(f"`{forward.args.args[0].arg}` is autograd's context") if forward.args.args else None
+            helpers[f"{node.name}.apply"] = Helper(forward, f"{node.name}.forward", (ctx,) if ctx else ())
+        elif isinstance(node, ast.ClassDef):
+            # called on an object the walk made: `self` is that object (`_call`)
+            helpers.update({f"{node.name}.{item.name}": Helper(item, f"{node.name}.{item.name}")
+                            for item in node.body if isinstance(item, ast.FunctionDef)})
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and ast.unparse(node.value) in helpers and node.targets[0].id not in helpers):
+            helpers[node.targets[0].id] = helpers[ast.unparse(node.value)]
+    return helpers
 
 
 def _calls_in(statement) -> list[ast.Call]:
-    """The calls in one statement's own expressions (not in the bodies it contains), in source order."""
-    found = []
+    """The calls in one statement's own expressions (not in the bodies it contains), in the order Python makes
+    them: a call's arguments before the call (`RowScale(Config(M, N))` makes the config first)."""
     nested = {id(s) for attr in ("body", "orelse", "finalbody", "handlers") for s in getattr(statement, attr, []) or []}
-    stack = [statement]
-    while stack:
-        node = stack.pop()
+    found = []
+
+    def visit(node):
         for child in ast.iter_child_nodes(node):
-            if id(child) in nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                continue
-            if isinstance(child, ast.Call):
-                found.append(child)
-            stack.append(child)
-    return sorted(found, key=lambda c: (c.lineno, c.col_offset))
+            if id(child) not in nested and not isinstance(
+                    child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                visit(child)
+        if isinstance(node, ast.Call):
+            found.append(node)
 
-
-def _called_factory(func, factories: set[str]) -> str | None:
-    if isinstance(func, ast.Name) and func.id in factories:
-        return func.id
-    if (isinstance(func, ast.Attribute) and func.attr in _FACTORY_METHODS and isinstance(func.value, ast.Name)
-            and func.value.id in factories):
-        return func.value.id
-    return None
+    visit(statement)
+    return found
 
 
 def _own_returns(function) -> list[ast.Return]:
@@ -388,8 +334,3 @@ def _is_main_guard(node) -> bool:
 
 def _names_in(target) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-
-
-def _shown(node) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= 40 else text[:37] + "..."

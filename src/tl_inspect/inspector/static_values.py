@@ -14,6 +14,10 @@ PARSE_METHODS = ("parse_args", "parse_known_args")
 ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
               ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+# the comparisons a conditional size may test (`64 if D <= 128 else 32`, `dtype == "float16"`)
+COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+               ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+               ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 # functions whose result depends on their arguments alone, so calling them on known values is what the file
 # would compute (`math.ceil(S / 64)`, `max(M, 64)`); found by identity, so `from math import ceil` is one too
 PURE_FUNCTIONS = (int, float, min, max, abs, round, math.ceil, math.floor, math.prod, math.log2)
@@ -23,6 +27,21 @@ PURE_FUNCTIONS = (int, float, min, max, abs, round, math.ceil, math.floor, math.
 class Unknown:
     """A value that cannot be known without running the file, and why (a phrase: "`a` is a loop variable")."""
     reason: str
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A factory or helper of the file held in a name (`kernel = gemm_2cta if two_cta else gemm`,
+    `KERNELS[name]`), known by the name the walk calls it under."""
+    name: str
+
+
+@dataclass(eq=False)
+class Instance:
+    """An object of one of the file's classes made in a walked call (`config = MatmulConfig(M, N, K)`): the
+    attributes its `__init__` sets, as the walk knows them."""
+    cls: str
+    fields: dict
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ _MAKERS = ("randn", "rand", "zeros", "ones", "empty")  # torch.F(*shape or shape
 _LIKE = ("randn_like", "rand_like", "zeros_like", "ones_like", "empty_like")
 _CASTS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
           "long": "int64", "bool": "bool"}
-_KEEPS = ("cuda", "contiguous", "cpu", "clone", "detach", "requires_grad_")
+_KEEPS = ("cuda", "contiguous", "cpu", "clone", "detach", "requires_grad_", "normal_", "uniform_", "zero_", "fill_",
+          "random_")  # moves, copies and in-place fills keep the shape and dtype
 
 
 @dataclass(frozen=True)
@@ -25,10 +26,15 @@ class TensorShape:
     def __str__(self) -> str:
         return f"Tensor({'x'.join(map(str, self.shape))},{self.dtype})"
 
+    def torch_dtype(self):
+        import torch
+
+        return getattr(torch, self.dtype)
+
     def meta(self):
         import torch
 
-        return torch.empty(self.shape, dtype=getattr(torch, self.dtype), device="meta")
+        return torch.empty(self.shape, dtype=self.torch_dtype(), device="meta")
 
 
 def made_tensor(function: str, args: list, kwargs: dict):
@@ -37,7 +43,13 @@ def made_tensor(function: str, args: list, kwargs: dict):
     if function in _LIKE:
         like = args[0] if args else kwargs.get("input")
         return _with_dtype(like, kwargs.get("dtype")) if isinstance(like, TensorShape) else None
-    if function == "randint":
+    if function == "tensor":
+        # `torch.tensor(batch_sizes)`: its shape is the nesting of the list, its dtype as torch infers it
+        data = args[0] if args else kwargs.get("data")
+        shape, default = _nested_shape(data), _inferred_dtype(data)
+    elif function == "arange" and len(args) == 1 and isinstance(args[0], int):
+        shape, default = (args[0],), "int64"
+    elif function == "randint":
         shape, default = _shape([kwargs.get("size", args[-1] if args else None)]), "int64"
     elif function == "full":
         shape, default = _shape(args[:1] or [kwargs.get("size")]), "float32"
@@ -61,15 +73,59 @@ def tensor_method(tensor: TensorShape, method: str, args: list):
         return TensorShape(tensor.shape, _CASTS[method])
     if method in ("view", "reshape") and args and not isinstance(args[0], str):
         return _reshaped(tensor, _shape_with_free(args))
+    if method == "sort":
+        return tensor, TensorShape(tensor.shape, "int64")  # (values, indices)
     if method == "to":
         dtypes = [a for a in args if _dtype_name(a)]
         return _with_dtype(tensor, dtypes[0]) if dtypes else tensor
     return None
 
 
+def elementwise(left, right, divides: bool):
+    """The tensor `left <op> right` makes when one side is a tensor and the other a number or a tensor of the
+    same shape and dtype (`torch.randn(...) / 10`); None otherwise. Integer tensors become float32 where
+    torch promotes them: divided, or with a float."""
+    tensor = left if isinstance(left, TensorShape) else right
+    other = right if tensor is left else left
+    if isinstance(other, TensorShape):
+        return tensor if other == tensor and not divides else None
+    if not isinstance(other, (bool, int, float)):
+        return None
+    integral = tensor.dtype.startswith(("int", "uint", "bool"))
+    promoted = integral and (divides or isinstance(other, float))
+    return TensorShape(tensor.shape, "float32") if promoted else tensor
+
+
 def _shape(args: list):
     sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
     return sizes if sizes and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in sizes) else None
+
+
+def _nested_shape(data):
+    """The shape of a nested list of numbers; None when it is ragged or holds anything else."""
+    if isinstance(data, (bool, int, float)):
+        return ()
+    if not isinstance(data, (tuple, list)):
+        return None
+    if not data:
+        return (0,)
+    inner = {_nested_shape(item) for item in data}
+    return (len(data), *next(iter(inner))) if len(inner) == 1 and None not in inner else None
+
+
+def _inferred_dtype(data) -> str:
+    flat = list(_flattened(data))
+    if flat and all(isinstance(v, bool) for v in flat):
+        return "bool"
+    return "int64" if flat and all(isinstance(v, int) for v in flat) else "float32"
+
+
+def _flattened(data):
+    for item in data if isinstance(data, (tuple, list)) else [data]:
+        if isinstance(item, (tuple, list)):
+            yield from _flattened(item)
+        else:
+            yield item
 
 
 def _shape_with_free(args: list):
