@@ -217,12 +217,47 @@ def test_a_factory_without_an_inferable_call_says_why_and_what_to_add(fixtures):
                             "`torch.load('input.pt')` is computed at run time",)
 
 
+def _cuda_device() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(_cuda_device(), reason="what a machine without a GPU says")
 def test_cuda_at_import_names_the_line_and_keeps_the_kernels_bound_before_it(fixtures):
     result = fixtures[os.path.join(INFERRED, "cuda_at_import.py")]
     assert result.error_line == 15
     assert result.error.startswith("line 15 needed a CUDA device at import, and none can be used here (")
     assert "forked" not in result.error
     assert kernel_named(result, "halve_1024").status == "ok"
+
+
+@pytest.mark.skipif(not _cuda_device(), reason="needs a CUDA device")
+def test_with_a_gpu_a_file_runs_its_kernels_at_import_as_in_plain_python(tmp_path):
+    path = tmp_path / "runs_at_import.py"
+    path.write_text(textwrap.dedent("""\
+        import tilelang
+        import tilelang.language as T
+        import torch
+
+
+        @T.prim_func
+        def double_1024(A: T.Tensor((1024,), T.float32), B: T.Tensor((1024,), T.float32)):
+            with T.Kernel(1, threads=128) as bx:
+                for i in T.Parallel(1024):
+                    B[i] = A[i] * 2
+
+
+        kernel = tilelang.compile(double_1024)
+        A = torch.ones(1024, device="cuda")
+        B = torch.empty_like(A)
+        kernel(A, B)
+        assert B.eq(2).all().item()
+        """))
+    proc = run_cli(str(path), "--format", "json", "--no-cache", "--no-proofs")
+    document = json.loads(proc.stdout)
+    assert document["files"][0]["error"] is None, document["files"][0]["error"]
+    assert {k["name"]: k["status"] for k in document["kernels"]}["double_1024"] == "ok"
 
 
 def test_no_infer_and_infer_cases_false_turn_inference_off(tmp_path):

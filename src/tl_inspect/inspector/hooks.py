@@ -7,7 +7,9 @@ which it undoes.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from contextlib import contextmanager
 
 import tilelang
@@ -24,11 +26,28 @@ def cuda_target(arch: str) -> dict:
 
 
 def install(arch: str, run_nvcc: bool) -> None:
-    _map_bare_cuda_target(arch)
-    tilelang.env.TILELANG_DEFAULT_TARGET = cuda_target(arch)
-    if not run_nvcc:
-        _skip_nvcc()
+    """The job's arch becomes the default target of the user's code and its import-time compiles skip
+    nvcc, unless a device of that arch is here: then the user's file compiles and runs its kernels as in
+    plain Python (tl-inspect lowers each kernel for the job's arch itself)."""
+    if not _kernels_can_run(arch):
+        os.environ["TILELANG_DEFAULT_TARGET"] = json.dumps(cuda_target(arch))
+        tilelang.env.TILELANG_DEFAULT_TARGET = cuda_target(arch)
+        _map_bare_cuda_target(arch)
+        if not run_nvcc:
+            _skip_nvcc()
     _attribute_macro_spans_to_call_site()
+
+
+def _kernels_can_run(arch: str) -> bool:
+    """Whether a kernel the user's file compiles at import can also run here, as it would in plain Python:
+    a CUDA device of the job's arch and nvcc to build for it. Asking initialises CUDA, which only this
+    worker (never the zygote it was forked from) may do."""
+    import torch
+
+    if shutil.which("nvcc") is None or not torch.cuda.is_available():
+        return False
+    major, minor = torch.cuda.get_device_capability()
+    return arch.removeprefix("sm_").rstrip("a") == f"{major}{minor}"
 
 
 def _map_bare_cuda_target(arch: str) -> None:
@@ -46,7 +65,8 @@ def _skip_nvcc() -> None:
     """Import-time `tilelang.compile` / `@tilelang.jit` calls get an empty cubin instead of running nvcc.
 
     The CUDA text tl-inspect reads is produced by codegen before this callback; kernels built this way
-    are never launched, and the kernel cache is disabled so the fake binary is never stored.
+    cannot be launched (there is no device of the arch to launch them on), and the kernel cache is
+    disabled so the fake binary is never stored.
     """
     tvm_ffi.register_global_func(
         "tilelang_callback_cuda_compile",

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import ctypes
-import json
 import os
 import pickle
 import queue
@@ -175,8 +174,6 @@ def main(scratch: str) -> None:
                 os.setpgid(0, 0)
                 commands.close()
                 replies.close()
-                # the default target of tilelang and of the user's code: CUDA for the job's arch
-                os.environ["TILELANG_DEFAULT_TARGET"] = json.dumps({"kind": "cuda", "arch": job.arch})
                 # the user's code sees torch as plain Python does
                 if users_nvml_check is None:
                     del os.environ[_NVML_CHECK]
