@@ -42,7 +42,7 @@ def test_arithmetic_that_outlasts_the_memory_traffic_hides_a_tail_guard(inspecte
 
 
 def test_a_launch_of_a_few_hundred_bytes_sits_on_the_block_floor(inspected):
-    artifact, findings = _kernel(inspected, "add_127")
+    artifact, findings = _kernel(inspected, "iterate_127")
     assert findings == []
-    # the 1024-element tile over a tensor of 127 moves 127 elements, not 1024
-    assert (artifact.ledger.read_bytes_per_block, artifact.ledger.written_bytes_per_block) == (508, 254)
+    # the 1024-element tile over tensors of 127 moves 127 elements each, not 1024
+    assert (artifact.ledger.read_bytes_per_block, artifact.ledger.written_bytes_per_block) == (254, 254)
