@@ -14,7 +14,7 @@ from tilelang import tvm  # tilelang first: it puts its TVM on the path
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform, post_order_visit, substitute
 
-from tl_inspect.inspector.rewrites import _base_name, _keep, line_of
+from tl_inspect.inspector.rewrites import tvm_base_name, with_span_of, line_of
 
 # the grid is divided by the growth factor; where it does not divide, the growth is doubled (each thread
 # then moves two or four vectors) up to this many times before the grid is rounded up instead
@@ -65,7 +65,7 @@ def grow_parallel(func, loop_line: int, factor: int) -> Grown | None:
 
     def post(node):
         if node.same_as(inner):
-            return _keep(tirx.For(node.loop_var, node.min, tirx.IntImm(node.extent.dtype, extent * k), node.kind,
+            return with_span_of(tirx.For(node.loop_var, node.min, tirx.IntImm(node.extent.dtype, extent * k), node.kind,
                                   node.body, node.thread_binding, node.annotations), node)
         return None
 
@@ -96,7 +96,7 @@ def vectorize_threads(func, line: int, lane: str, factor: int) -> Grown | None:
                           substitute(root.body, {tx: tx * k + v}))
     block = tirx.SBlock(root.iter_vars, root.reads, root.writes, root.name_hint, per_thread, root.init,
                         root.alloc_buffers, root.match_buffers, root.annotations)
-    body = _regrid(func.body, grid, k, lambda stmt: _keep(block, root) if stmt.same_as(root) else None)
+    body = _regrid(func.body, grid, k, lambda stmt: with_span_of(block, root) if stmt.same_as(root) else None)
     return Grown(func.with_body(body), k, threads * k, threads, _extent(grid), _ceildiv(grid, k))
 
 
@@ -147,7 +147,7 @@ def _regrid(body, grid, k: int, replace):
                                {node.loop_var: node.loop_var * k})
             blocks = _ceildiv(node, k)
             extent = tirx.IntImm(node.extent.dtype, blocks) if isinstance(blocks, int) else blocks
-            return _keep(tirx.For(node.loop_var, node.min, extent, node.kind, inner,
+            return with_span_of(tirx.For(node.loop_var, node.min, extent, node.kind, inner,
                                   node.thread_binding, node.annotations), node)
         return None
 
@@ -221,7 +221,7 @@ def _thread_var(func, name: str):
     calls it `name`."""
     bind = _first(func.body, lambda n: isinstance(n, tirx.Bind) and isinstance(n.value, tirx.Call)
                   and getattr(n.value.op, "name", "") == "tl.launch_thread_idx" and int(n.value.args[0]) == 0)
-    return bind.var if bind is not None and bind.var.name in (name, _base_name(name)) else None
+    return bind.var if bind is not None and bind.var.name in (name, tvm_base_name(name)) else None
 
 
 def _threads(func) -> int:

@@ -62,7 +62,7 @@ def pad_constant(func, value: int, padded: int):
     for buf in _buffers(func):
         shape, strides = [padded_expr(d) for d in buf.shape], [padded_expr(d) for d in buf.strides]
         if not all(a.same_as(b) for a, b in zip(shape + strides, list(buf.shape) + list(buf.strides))):
-            remap[buf] = _keep(tirx.decl_buffer(shape, buf.dtype, buf.name, data=buf.data, strides=strides,
+            remap[buf] = with_span_of(tirx.decl_buffer(shape, buf.dtype, buf.name, data=buf.data, strides=strides,
                                                 elem_offset=buf.elem_offset, scope=buf.scope(),
                                                 offset_factor=buf.offset_factor), buf)
     body = ir_transform(func.body, None, swap_int, ["ir.IntImm"])
@@ -79,7 +79,7 @@ def assume_multiple(func, name: str, width: int):
 
     def post(node):
         if isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root":
-            return _block(node, body=tirx.SeqStmt([fact, node.body]))
+            return rebuilt_block(node, body=tirx.SeqStmt([fact, node.body]))
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
@@ -91,7 +91,7 @@ def launch_threads(func, threads: int):
         if isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
             annotations = dict(node.annotations)
             annotations["tl.launch_threads"] = [threads, 1, 1]
-            return _block(node, annotations=annotations)
+            return rebuilt_block(node, annotations=annotations)
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
@@ -106,9 +106,9 @@ def swap_parallel_nest(func, line: int):
                 and node.body.kind == tirx.ForKind.PARALLEL and line_of(node) == line and not swapped):
             inner = node.body
             swapped.append(True)
-            moved = _keep(tirx.For(node.loop_var, node.min, node.extent, node.kind, inner.body,
+            moved = with_span_of(tirx.For(node.loop_var, node.min, node.extent, node.kind, inner.body,
                                    node.thread_binding, node.annotations), inner)
-            return _keep(tirx.For(inner.loop_var, inner.min, inner.extent, inner.kind, moved, inner.thread_binding,
+            return with_span_of(tirx.For(inner.loop_var, inner.min, inner.extent, inner.kind, moved, inner.thread_binding,
                                   inner.annotations), node)
         return None
 
@@ -127,7 +127,7 @@ def swap_thread_dimensions(func):
             x, y, *rest = list(node.annotations["tl.launch_threads"])
             annotations = dict(node.annotations)
             annotations["tl.launch_threads"] = [y, x, *rest]
-            return _block(node, annotations=annotations)
+            return rebuilt_block(node, annotations=annotations)
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.Call", "tirx.SBlock"]))
@@ -142,7 +142,7 @@ def shift_index(func, buffer: str, shift: int):
         if isinstance(node, tirx.BufferLoad) and node.buffer.name == buffer:
             return tirx.BufferLoad(node.buffer, moved(node.indices))
         if isinstance(node, tirx.BufferStore) and node.buffer.name == buffer:
-            return _keep(tirx.BufferStore(node.buffer, node.value, moved(node.indices)), node)
+            return with_span_of(tirx.BufferStore(node.buffer, node.value, moved(node.indices)), node)
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.BufferLoad", "tirx.BufferStore"]))
@@ -156,7 +156,7 @@ def drop_layout_annotation(func, buffer: str):
             annotations = {key: value for key, value in node.annotations.items() if key != "layout_map"}
             if layouts:
                 annotations["layout_map"] = layouts
-            return _block(node, annotations=annotations)
+            return rebuilt_block(node, annotations=annotations)
         return None
 
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.SBlock"]))
@@ -165,12 +165,12 @@ def drop_layout_annotation(func, buffer: str):
 def vectorize_loop(func, var: str, line: int | None):
     """The serial loop over `var` around the statement at `line` turned into a vectorized one. `var` is
     the name tl-inspect gave the variable, which is TVM's plus `_1`, `_2`... where names repeat."""
-    base = _base_name(var)
+    base = tvm_base_name(var)
 
     def post(node):
         if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.SERIAL
                 and node.loop_var.name in (var, base) and (line is None or _holds_line(node, line))):
-            return _keep(tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.VECTORIZED, node.body,
+            return with_span_of(tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.VECTORIZED, node.body,
                                   node.thread_binding, node.annotations), node)
         return None
 
@@ -222,9 +222,9 @@ def contiguous_index(func, cause: Cause):
         before = len(written)
         if isinstance(node, tirx.BufferStore):
             indices = contiguous(list(node.indices)) if node.buffer.name == cause.buffer else None
-            new = _keep(tirx.BufferStore(node.buffer, in_expr(node.value), indices if indices else node.indices), node)
+            new = with_span_of(tirx.BufferStore(node.buffer, in_expr(node.value), indices if indices else node.indices), node)
         elif isinstance(node, tirx.Bind):
-            new = _keep(tirx.Bind(node.var, in_expr(node.value)), node)
+            new = with_span_of(tirx.Bind(node.var, in_expr(node.value)), node)
         else:
             return None
         if len(written) > before:
@@ -296,10 +296,10 @@ def _loop_extents(func) -> dict:
 def _named(extents: dict, var: str):
     """The loop variable tl-inspect calls `var`."""
     exact = next((v for v in extents if v.name == var), None)
-    return exact if exact is not None else next((v for v in extents if v.name == _base_name(var)), None)
+    return exact if exact is not None else next((v for v in extents if v.name == tvm_base_name(var)), None)
 
 
-def _base_name(var: str) -> str:
+def tvm_base_name(var: str) -> str:
     """TVM's name of a variable tl-inspect calls `var`: it adds `_1`, `_2`... where names repeat."""
     return re.sub(r"_\d+$", "", var)
 
@@ -321,14 +321,15 @@ def _holds_line(node, line: int) -> bool:
 
 # ---------------------------------------------------------------- helpers
 
-def _block(node, body=None, annotations=None, alloc_buffers=None):
-    return _keep(tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint,
+def rebuilt_block(node, body=None, annotations=None, alloc_buffers=None):
+    """The TIR block `node` with the parts given replaced, keeping its Python line."""
+    return with_span_of(tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint,
                              node.body if body is None else body, node.init,
                              node.alloc_buffers if alloc_buffers is None else alloc_buffers, node.match_buffers,
                              node.annotations if annotations is None else annotations), node)
 
 
-def _keep(new, old):
+def with_span_of(new, old):
     """`new` with `old`'s Python line. tilelang keeps spans outside the node's attributes, so a node built
     by a constructor has none; without them the variant's accesses would not map to the user's lines."""
     span = get_buffer_span(old) if isinstance(old, tirx.Buffer) else get_stmt_span(old)
@@ -371,11 +372,11 @@ def _remap_buffers(func, body, remap: dict):
 
     def post(node):
         if isinstance(node, tirx.BufferStore) and node.buffer in remap:
-            return _keep(tirx.BufferStore(remap[node.buffer], node.value, node.indices), node)
+            return with_span_of(tirx.BufferStore(remap[node.buffer], node.value, node.indices), node)
         if isinstance(node, tirx.BufferLoad) and node.buffer in remap:
             return tirx.BufferLoad(remap[node.buffer], node.indices)
         if isinstance(node, tirx.SBlock) and any(b in remap for b in node.alloc_buffers):
-            return _block(node, alloc_buffers=[remap.get(b, b) for b in node.alloc_buffers])
+            return rebuilt_block(node, alloc_buffers=[remap.get(b, b) for b in node.alloc_buffers])
         return None
 
     body = ir_transform(body, None, post, ["tirx.BufferStore", "tirx.BufferLoad", "tirx.SBlock"])

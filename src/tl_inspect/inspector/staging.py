@@ -15,7 +15,7 @@ from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform, post_order_visit, substitute
 
 # the span helpers stay rewrites' own: the two modules rebuild nodes the same way
-from tl_inspect.inspector.rewrites import _base_name, _block, _keep, line_of
+from tl_inspect.inspector.rewrites import tvm_base_name, rebuilt_block, with_span_of, line_of
 
 VECTOR_BITS = 128
 
@@ -23,7 +23,7 @@ VECTOR_BITS = 128
 def stage_loads(func, var: str, line: int | None, width: int):
     """The kernel with the global loads of the loop over `var` around `line` staged `width` elements
     at a time through a local, or None when the loop has no such load or is shorter than `width`."""
-    base = _base_name(var)
+    base = tvm_base_name(var)
     params = set(func.buffer_map.values())
     staged: list = []
 
@@ -44,7 +44,7 @@ def stage_loads(func, var: str, line: int | None, width: int):
 
     def allocate(node):
         if isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root":
-            return _block(node, alloc_buffers=[*node.alloc_buffers, *locals_])
+            return rebuilt_block(node, alloc_buffers=[*node.alloc_buffers, *locals_])
         return None
 
     return func.with_body(ir_transform(body, None, allocate, ["tirx.SBlock"]))
@@ -71,8 +71,8 @@ def _staged_loop(loop, params: set, line: int | None, width: int):
         local = tirx.decl_buffer((width,), load.buffer.dtype, f"{load.buffer.name}_{name}", scope="local")
         locals_[key] = local
         source = tirx.BufferLoad(load.buffer, [substitute(i, {loop.loop_var: start + lane}) for i in load.indices])
-        copy = _keep(tirx.BufferStore(local, source, [lane]), anchor)
-        copies.append(_keep(tirx.For(lane, 0, width, tirx.ForKind.VECTORIZED, copy), loop))
+        copy = with_span_of(tirx.BufferStore(local, source, [lane]), anchor)
+        copies.append(with_span_of(tirx.For(lane, 0, width, tirx.ForKind.VECTORIZED, copy), loop))
 
     def from_local(node):
         if isinstance(node, tirx.BufferLoad) and _key(node) in locals_:
@@ -81,11 +81,11 @@ def _staged_loop(loop, params: set, line: int | None, width: int):
 
     reading = ir_transform(loop.body, None, from_local, ["tirx.BufferLoad"])
     walk = tirx.For(step, 0, width, tirx.ForKind.SERIAL, substitute(reading, {loop.loop_var: start + step}))
-    chunked = _keep(tirx.For(outer, 0, chunks, tirx.ForKind.SERIAL, tirx.SeqStmt([*copies, walk])), loop)
+    chunked = with_span_of(tirx.For(outer, 0, chunks, tirx.ForKind.SERIAL, tirx.SeqStmt([*copies, walk])), loop)
     if tail:
         rest = tirx.Var(f"{name}_tail", loop.loop_var.dtype)
         ends = substitute(loop.body, {loop.loop_var: chunks * width + rest})
-        chunked = tirx.SeqStmt([chunked, _keep(tirx.For(rest, 0, tail, tirx.ForKind.SERIAL, ends), loop)])
+        chunked = tirx.SeqStmt([chunked, with_span_of(tirx.For(rest, 0, tail, tirx.ForKind.SERIAL, ends), loop)])
     return chunked, list(locals_.values())
 
 
