@@ -83,6 +83,24 @@ class Proof:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """The kernel and its proof's variant timed on this machine's GPU (`--measure`,
+    tl_inspect.inspector.measure)."""
+
+    slowdown: float  # time per byte moved of the kernel over that of the variant
+    ms_before: float  # median of one launch, L2 flushed before it
+    ms_after: float
+    gpu: str  # "NVIDIA H200"
+    spread: float  # the wider form's interquartile range of launch times over its median
+    # the variant's outputs against the kernel's: None where the variant computes another function (padded)
+    outputs_agree: bool | None = None
+
+    def as_dict(self) -> dict:
+        return {"slowdown": self.slowdown, "ms_before": self.ms_before, "ms_after": self.ms_after, "gpu": self.gpu,
+                "spread": self.spread, "outputs_agree": self.outputs_agree}
+
+
+@dataclass(frozen=True)
 class Cost:
     """A slowdown factor against the vector form, and the measurement it comes from."""
 
@@ -90,10 +108,17 @@ class Cost:
     basis: str
     per_access: float | None = None  # the access's own slowdown, before weighing by its share of bytes
     launch_bytes: int | None = None  # what the launch moves, when known before run time
+    measured: Measured | None = None  # after --measure
+    unmeasured: str = ""  # after --measure, why this one was not measured
 
     def as_dict(self) -> dict:
-        return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
+        data = {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
                 "launch_bytes": self.launch_bytes}
+        if self.measured is not None:
+            data["measured"] = self.measured.as_dict()
+        if self.unmeasured:
+            data["unmeasured"] = self.unmeasured
+        return data
 
 
 @dataclass(frozen=True)
@@ -137,6 +162,8 @@ class Access:
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)
     kernel_cost: float | None = None  # the kernel's slowdown from this access's cause instance
     proof: Proof | None = None
+    measured: Measured | None = None  # after --measure: its proof's variant timed against the kernel
+    unmeasured: str = ""  # after --measure: why its proof's variant was not timed
 
     @property
     def bits(self) -> int:
@@ -169,6 +196,8 @@ class Access:
             "cause": self.cause.kind if self.cause else None, "reason": self.reason or None,
             "cost": self.cost, "share": round(self.share, 4),
             "proof": self.proof.as_dict() if self.proof else None,
+            **({"measured": self.measured.as_dict()} if self.measured else {}),
+            **({"unmeasured": self.unmeasured} if self.unmeasured else {}),
         }
 
 
