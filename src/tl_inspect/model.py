@@ -7,7 +7,7 @@ process boundary and never imports tilelang.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from tl_inspect.ir import dtype_bits
 
@@ -18,7 +18,6 @@ STAGE_VECTORIZE = "vectorize_loop"
 STAGE_DEVICE = "device"
 
 SEVERITIES = ("info", "warning", "error")
-
 
 VERDICTS = ("full", "cheap", "costly", "inherent", "unproven", "unexplained")
 
@@ -84,20 +83,21 @@ class Proof:
 
 @dataclass(frozen=True)
 class Measured:
-    """The kernel and its proof's variant timed on this machine's GPU (`--measure`,
-    tl_inspect.inspector.measure)."""
+    """The kernel and its proof's variant timed on this machine's GPU (tl_inspect.inspector.measure)."""
 
     slowdown: float  # time per byte moved of the kernel over that of the variant
     ms_before: float  # median of one launch, L2 flushed before it
     ms_after: float
     gpu: str  # "NVIDIA H200"
     spread: float  # the wider form's interquartile range of launch times over its median
-    # the variant's outputs against the kernel's: None where the variant computes another function (padded)
-    outputs_agree: bool | None = None
+    outputs_agree: bool | None = None  # against the kernel's; None: the variant computes another function
 
     def as_dict(self) -> dict:
-        return {"slowdown": self.slowdown, "ms_before": self.ms_before, "ms_after": self.ms_after, "gpu": self.gpu,
-                "spread": self.spread, "outputs_agree": self.outputs_agree}
+        return asdict(self)
+
+
+def _measurement(measured: Measured | None, unmeasured: str) -> dict:
+    return {"measured": measured.as_dict()} if measured else {"unmeasured": unmeasured} if unmeasured else {}
 
 
 @dataclass(frozen=True)
@@ -112,13 +112,8 @@ class Cost:
     unmeasured: str = ""  # after --measure, why this one was not measured
 
     def as_dict(self) -> dict:
-        data = {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
-                "launch_bytes": self.launch_bytes}
-        if self.measured is not None:
-            data["measured"] = self.measured.as_dict()
-        if self.unmeasured:
-            data["unmeasured"] = self.unmeasured
-        return data
+        return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
+                "launch_bytes": self.launch_bytes, **_measurement(self.measured, self.unmeasured)}
 
 
 @dataclass(frozen=True)
@@ -162,8 +157,8 @@ class Access:
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)
     kernel_cost: float | None = None  # the kernel's slowdown from this access's cause instance
     proof: Proof | None = None
-    measured: Measured | None = None  # after --measure: its proof's variant timed against the kernel
-    unmeasured: str = ""  # after --measure: why its proof's variant was not timed
+    measured: Measured | None = None  # after --measure: its proof's variant timed against the kernel, or
+    unmeasured: str = ""  # why it was not
 
     @property
     def bits(self) -> int:
@@ -196,8 +191,7 @@ class Access:
             "cause": self.cause.kind if self.cause else None, "reason": self.reason or None,
             "cost": self.cost, "share": round(self.share, 4),
             "proof": self.proof.as_dict() if self.proof else None,
-            **({"measured": self.measured.as_dict()} if self.measured else {}),
-            **({"unmeasured": self.unmeasured} if self.unmeasured else {}),
+            **_measurement(self.measured, self.unmeasured),
         }
 
 
