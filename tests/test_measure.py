@@ -35,8 +35,9 @@ def test_measure_true_without_a_gpu_raises_before_inspecting():
         tl_inspect.inspect("fixtures/kernels/vec_all_scalar.py", measure=True)
 
 
-def _measured_findings(*target) -> list[dict]:
-    done = run_cli("--measure", *target, "--format", "json", "--no-cache", timeout=600)
+def _measured_findings(*target, html: str = "") -> list[dict]:
+    done = run_cli("--measure", *target, "--format", "json", "--no-cache", *(("--html", html) if html else ()),
+                   timeout=600)
     assert done.returncode == 1, done.stderr
     (kernel,) = json.loads(done.stdout)["kernels"]
     findings = [f for f in kernel["findings"] if "cost" in f]
@@ -45,10 +46,10 @@ def _measured_findings(*target) -> list[dict]:
 
 
 @needs_gpu
-def test_measure_times_a_tail_guard_and_says_its_padded_variant_is_not_compared():
+def test_measure_times_a_tail_guard_and_says_its_padded_variant_is_not_compared(tmp_path):
     import torch
 
-    (finding,) = _measured_findings(*ADD_ODD)
+    (finding,) = _measured_findings(*ADD_ODD, html=str(tmp_path))
     assert finding["slug"] == "lane-dependent-predicate"
     measured = finding["cost"]["measured"]
     assert set(measured) == {"slowdown", "ms_before", "ms_after", "gpu", "spread", "outputs_agree"}
@@ -58,6 +59,8 @@ def test_measure_times_a_tail_guard_and_says_its_padded_variant_is_not_compared(
     assert measured["ms_before"] > measured["ms_after"] > 0
     assert 0 <= measured["spread"] < 0.5
     assert measured["outputs_agree"] is None  # the variant pads N: another function
+    pages = [p.read_text() for p in tmp_path.glob("*.html")]
+    assert any("<strong>estimated:</strong>" in p and "<strong>on this GPU:</strong> measured " in p for p in pages)
 
 
 @needs_gpu

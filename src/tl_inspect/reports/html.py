@@ -26,6 +26,7 @@ from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, run_
 from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_accesses
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.layout_view import layout_view
+from tl_inspect.reports.phrases import measured_clause
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
 from tl_inspect.wording import byte_count, plural
