@@ -23,6 +23,7 @@ from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import SWEEP_KEY
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+MEASURE_BUDGET_SECONDS = 60.0
 
 
 class UsageError(Exception):
@@ -68,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-proofs", action="store_true",
                    help="do not rebuild kernels to prove causes (faster; then no vectorization finding is reported)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse or store inspection results")
+    p.add_argument("--measure", action="store_true",
+                   help="on a CUDA GPU of --arch: time each kernel with a costly finding against its proof's "
+                        "variant and report the measured slowdown beside the estimate")
+    p.add_argument("--measure-budget", type=float, default=MEASURE_BUDGET_SECONDS, metavar="SECONDS",
+                   help=f"seconds the run may spend measuring (default {MEASURE_BUDGET_SECONDS:g}); findings "
+                        f"left over say so")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--fail-on", choices=SEVERITIES, help="lowest severity that fails the run (default info)")
     p.add_argument("--statistics", action="store_true",
@@ -199,8 +206,13 @@ def _target_cases(configured: dict, only: str | None, args: dict, swept: dict) -
 
 def _inspect(options: argparse.Namespace) -> int:
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, TargetError, inspect_jobs, parse_targets
+    from tl_inspect.inspector.device import NoGpu, measure_timeout, measuring
     from tl_inspect.inspector.targets import tilelang_target
 
+    if options.measure and options.no_proofs:
+        raise UsageError("--measure times each proof's variant: it cannot be combined with --no-proofs")
+    if options.measure_budget <= 0:
+        raise UsageError(f"--measure-budget expects a number of seconds above 0, got {options.measure_budget:g}")
     if options.new_only and not options.diff_against:
         raise UsageError("--new-only needs --diff-against REV")
     if options.write_baseline and (options.baseline or options.diff_against):
@@ -232,17 +244,23 @@ def _inspect(options: argparse.Namespace) -> int:
     both = sorted(set(args) & set(swept))
     if both:
         raise UsageError(f"{', '.join(both)} given both by -a/--arg and by --sweep")
-    jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs, only=t.only,
-                args=args if t.only and not swept else {}, all_configs=options.all_configs,
-                cases=_target_cases(config.cases_for(t.path), t.only, args, swept),
-                infer=config.infer_cases and not options.no_infer, max_inferred=config.max_inferred_cases)
-            for t in targets]
-    readable = [job for job, target in zip(jobs, targets) if not target.error]
-    with progress_bar(readable) as on_done:
-        inspected = iter(inspect_jobs(readable, workers=settings.jobs,
-                                      timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
-                                      max_memory=settings.max_memory, on_done=on_done,
-                                      use_cache=not options.no_cache))
+    try:
+        with measuring(settings.arch, options.measure_budget if options.measure else None) as budget:
+            jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs,
+                        only=t.only, args=args if t.only and not swept else {}, all_configs=options.all_configs,
+                        cases=_target_cases(config.cases_for(t.path), t.only, args, swept),
+                        infer=config.infer_cases and not options.no_infer, max_inferred=config.max_inferred_cases,
+                        measure_budget=budget)
+                    for t in targets]
+            readable = [job for job, target in zip(jobs, targets) if not target.error]
+            with progress_bar(readable) as on_done:
+                inspected = iter(inspect_jobs(
+                    readable, workers=settings.jobs,
+                    timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
+                    max_memory=settings.max_memory, on_done=on_done,
+                    use_cache=not options.no_cache and not options.measure))
+    except NoGpu as exc:
+        raise UsageError(str(exc)) from None
     files = [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
     return call_on_deep_stack(_conclude, options, settings, rules, entries, changes, jobs, files)
 

@@ -7,7 +7,7 @@ process boundary and never imports tilelang.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from tl_inspect.ir import dtype_bits
 
@@ -18,7 +18,6 @@ STAGE_VECTORIZE = "vectorize_loop"
 STAGE_DEVICE = "device"
 
 SEVERITIES = ("info", "warning", "error")
-
 
 VERDICTS = ("full", "cheap", "costly", "inherent", "unproven", "unexplained")
 
@@ -83,6 +82,25 @@ class Proof:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """The kernel and its proof's variant timed on this machine's GPU (tl_inspect.inspector.measure)."""
+
+    slowdown: float  # time per byte moved of the kernel over that of the variant
+    ms_before: float  # median of one launch, L2 flushed before it
+    ms_after: float
+    gpu: str  # "NVIDIA H200"
+    spread: float  # the wider form's interquartile range of launch times over its median
+    outputs_agree: bool | None = None  # against the kernel's; None: the variant computes another function
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _measurement(measured: Measured | None, unmeasured: str) -> dict:
+    return {"measured": measured.as_dict()} if measured else {"unmeasured": unmeasured} if unmeasured else {}
+
+
+@dataclass(frozen=True)
 class Cost:
     """A slowdown factor against the vector form, and the measurement it comes from."""
 
@@ -90,10 +108,12 @@ class Cost:
     basis: str
     per_access: float | None = None  # the access's own slowdown, before weighing by its share of bytes
     launch_bytes: int | None = None  # what the launch moves, when known before run time
+    measured: Measured | None = None  # after --measure
+    unmeasured: str = ""  # after --measure, why this one was not measured
 
     def as_dict(self) -> dict:
         return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
-                "launch_bytes": self.launch_bytes}
+                "launch_bytes": self.launch_bytes, **_measurement(self.measured, self.unmeasured)}
 
 
 @dataclass(frozen=True)
@@ -137,6 +157,8 @@ class Access:
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)
     kernel_cost: float | None = None  # the kernel's slowdown from this access's cause instance
     proof: Proof | None = None
+    measured: Measured | None = None  # after --measure: its proof's variant timed against the kernel, or
+    unmeasured: str = ""  # why it was not
 
     @property
     def bits(self) -> int:
@@ -169,6 +191,7 @@ class Access:
             "cause": self.cause.kind if self.cause else None, "reason": self.reason or None,
             "cost": self.cost, "share": round(self.share, 4),
             "proof": self.proof.as_dict() if self.proof else None,
+            **_measurement(self.measured, self.unmeasured),
         }
 
 

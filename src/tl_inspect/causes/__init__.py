@@ -43,6 +43,9 @@ class CauseKind:
     # an index without a rewrite of its own is proven by reading the lane-contiguous index: in every access
     # of its buffer in the loop where the pattern spans several (interleaved pairs), else in the one at fault
     loop_pattern: ClassVar[bool] = False
+    # the proof's variant computes what the kernel computes (a loop reordered, a tile grown), so --measure
+    # checks its outputs against the kernel's; not so for a padded length or a lane-contiguous index read
+    same_function: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -9,6 +9,7 @@ class AnnotatedLayout(CauseKind):
 
     name, chain_step, key = "annotated-layout", "per-thread", ("buffer",)
     proved_by = "the annotation dropped"
+    same_function = True
 
     @staticmethod
     def because(c: Cause) -> str:

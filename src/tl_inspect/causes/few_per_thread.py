@@ -17,6 +17,7 @@ class FewPerThread(CauseKind):
                  "vector: through the factory's tile argument where one carries it, else the `T.Parallel` "
                  "extent (or, with explicit thread indexing, a `T.vectorized` loop over each thread's elements); "
                  "fewer threads for a `T.copy`")
+    same_function = True
 
     @classmethod
     def instance(cls, c: Cause) -> tuple:

@@ -14,6 +14,7 @@ class LoneThread(CauseKind):
     # only widens the lone thread's loads, which shows them narrow, not the cost of the idle threads
     proved_by = ("the lone thread's loads staged a vector at a time through a `T.vectorized` copy into a local "
                  "(still one thread)")
+    same_function = True
 
     @staticmethod
     def because(c: Cause) -> str:

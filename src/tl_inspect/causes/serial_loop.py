@@ -11,6 +11,7 @@ class SerialLoop(CauseKind):
     name, chain_step, key = "serial-loop", "per-thread", ("lane_var",)
     proved_by = ("the loop written as `T.vectorized`; a loop that accumulates (`s += X[r, j]`) with its loads "
                  "staged a vector at a time through a `T.vectorized` copy into a local")
+    same_function = True
 
     @staticmethod
     def because(c: Cause) -> str:

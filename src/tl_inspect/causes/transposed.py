@@ -13,6 +13,7 @@ class Transposed(CauseKind):
     name, chain_step = "transposed", "index"
     proved_by = ("the `T.Parallel` loop order swapped, or threadIdx.x and threadIdx.y swapped (the proof; for a "
                  "store the fix is a transposed shared tile and `T.copy`)")
+    same_function = True
 
     @staticmethod
     def because(c: Cause) -> str:

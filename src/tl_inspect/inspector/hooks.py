@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from contextlib import contextmanager
 
 import tilelang
@@ -17,6 +16,8 @@ import tvm_ffi
 from tilelang.backend.target import register_target_normalizer
 from tilelang.language.eager import builder as _builder
 from tvm.target import Target
+
+from tl_inspect.inspector.device import missing_gpu
 
 TILELANG_DIR = os.path.dirname(os.path.abspath(tilelang.__file__)) + os.sep
 
@@ -40,14 +41,8 @@ def install(arch: str, run_nvcc: bool) -> None:
 
 def _kernels_can_run(arch: str) -> bool:
     """Whether a kernel the user's file compiles at import can also run here, as it would in plain Python:
-    a CUDA device of the job's arch and nvcc to build for it. Asking initialises CUDA, which only this
-    worker (never the zygote it was forked from) may do."""
-    import torch
-
-    if shutil.which("nvcc") is None or not torch.cuda.is_available():
-        return False
-    major, minor = torch.cuda.get_device_capability()
-    return arch.removeprefix("sm_").rstrip("a") == f"{major}{minor}"
+    a CUDA device of the job's arch and nvcc to build for it."""
+    return missing_gpu(arch) is None
 
 
 def _map_bare_cuda_target(arch: str) -> None:

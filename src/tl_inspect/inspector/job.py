@@ -18,3 +18,5 @@ class Job:
     skip: tuple = ()  # kernels an earlier worker for this file compiled or crashed on
     infer: bool = True  # cases of factories from the file's own calls (inference.py), unless --no-infer
     max_inferred: int = 16  # inferred cases per factory
+    # --measure: the file (inspector.device.Budget) holding the run's measuring seconds left; "" measures nothing
+    measure_budget: str = ""

@@ -52,8 +52,14 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
             user_file = written_in
             base["file"] = _shown(job, user_file)
         base["line"] = prim_func_line(prim_func) or None
-        artifact, rebuild = _lower(prim_func, pass_configs, job, user_file, base, capture, spec.call)
-        return analyse(artifact, rebuild if job.prove else None)
+        artifact, rebuild, variants = _lower(prim_func, pass_configs, job, user_file, base, capture, spec.call)
+        artifact = analyse(artifact, rebuild if job.prove else None)
+        if job.measure_budget:
+            from tl_inspect.inspector.device import Budget
+            from tl_inspect.inspector.measure import measure_kernel
+
+            artifact = measure_kernel(artifact, prim_func, pass_configs, variants, Budget(job.measure_budget))
+        return artifact
     except BaseException as exc:  # noqa: BLE001 - one bad kernel must not lose the others
         if isinstance(exc, MemoryError):
             traceback.clear_frames(exc.__traceback__)  # their locals hold what the factory allocated
@@ -98,9 +104,11 @@ def _shown(job: Job, path: str) -> str:
 def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: Capture,
            call: FactoryCall | None) -> tuple:
     """(the kernel's artefact before any analysis, the `rebuild` callable its proofs lower variants with:
-    through `call`, the factory the kernel came from, where it is known)."""
+    through `call`, the factory the kernel came from, where it is known, and the variants it lowered: their
+    change -> (PrimFunc, the causes it removes), which --measure times)."""
     after = {"tl.LayoutInference": STAGE_LAYOUT, "tl.VectorizeLoop": STAGE_VECTORIZE}
     kept: dict = {}
+    variants: dict = {}
 
     @pass_instrument
     class KeepAfter:
@@ -147,6 +155,7 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
         try:
             with tvm.transform.PassContext(opt_level=3, config=lines_config), Target(target):
                 variant = tilelang.lower(func, target=target)
+            variants[change] = (func, causes)
             # the rebuilt kernel keeps the frontend's lines and tile operators: only its device code is new
             views = {STAGE_FRONTEND: snapshots[STAGE_FRONTEND],
                      STAGE_DEVICE: convert.convert_module(STAGE_DEVICE, variant.device_mod, spans, script=False)}
@@ -155,7 +164,7 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
             return change, None
         return change, (variant_source, variant_accesses)
 
-    return artifact, rebuild
+    return artifact, rebuild, variants
 
 
 def _variant(prim_func, causes: tuple, call: FactoryCall | None):

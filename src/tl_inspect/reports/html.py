@@ -26,6 +26,7 @@ from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, run_
 from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_accesses
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.layout_view import layout_view
+from tl_inspect.reports.phrases import measured_clause
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
 from tl_inspect.wording import byte_count, plural
@@ -47,6 +48,7 @@ class FindingView:
     doc_href: str
     bits: str
     cost: str = ""  # "2.93x for the kernel: lanes 16 B apart ..."
+    measured: str = ""  # after --measure: "measured 2.63x on this NVIDIA H200 (...)" or why not
     proof_change: str = ""
     proof_before: str = ""
     proof_after: str = ""
@@ -276,6 +278,7 @@ def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
         line=f.line, end_line=max(f.end_line or f.line, f.line),
         cuda=tuple(n for n in f.cuda_lines if 0 < n <= cuda_count), doc_href=rule_href(f.slug), bits=bits,
         cost=f"{f.cost.estimate:.2f}x for the kernel: {f.cost.basis}" if f.cost else "",
+        measured=measured_clause(f.cost.measured, f.cost.unmeasured).removeprefix("; ") if f.cost else "",
         proof_change=proof.change if proof else "", proof_before=proof.cuda_before if proof else "",
         proof_after=proof.cuda_after if proof else "",
         proof_summary=(f"{proof.bits_before} → {proof.bits_after} bits, neighbouring threads "

@@ -89,7 +89,9 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                     }],
                     "partialFingerprints": {FINGERPRINT: digest},
                     "properties": {"slug": f.slug, "name": f.name, "args": dict(f.args), "fix": f.fix,
-                                   "kernel": f.kernel or k.name, "cudaLines": list(f.cuda_lines)},
+                                   "kernel": f.kernel or k.name, "cudaLines": list(f.cuda_lines),
+                                   **({"measured": f.cost.measured.as_dict()} if f.cost and f.cost.measured
+                                      else {})},
                 })
     return {
         "$schema": SARIF_SCHEMA,

@@ -51,7 +51,8 @@ class VerdictRule(Rule):
                 line, CostlyAccess(emitted_text(alike), as_written(worst.cause, ctx.line_text)),
                 cuda_lines=cuda or None, expected_bits=worst.max_bits, emitted_bits=worst.bits,
                 cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike), per_access=worst.cost,
-                          launch_bytes=_launch_bytes(ctx.kernel)),
+                          launch_bytes=_launch_bytes(ctx.kernel), measured=worst.measured,
+                          unmeasured=worst.unmeasured),
                 proof=worst.proof,
             )
 

@@ -1,0 +1,164 @@
+"""`--measure`: a kernel with a costly finding timed on this machine's GPU against each variant its proofs
+lowered (the same PrimFuncs, kept by `lowering`), so a finding says what removing its cause gains here.
+
+Both forms get the same seeded inputs; each is warmed up, then timed launch by launch with CUDA events,
+the L2 flushed before every launch, over enough launches to move 256 MB, in two passes (the second in
+the opposite order), keeping each form's smaller median. Worker only: it imports torch and initialises
+CUDA.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import replace
+
+from tl_inspect.causes import kind_of, root
+from tl_inspect.inspector import hooks
+from tl_inspect.inspector.errors import printable
+from tl_inspect.model import KernelArtifact, Measured, Verdict
+
+MOVED_BYTES = 256 << 20  # each form's timed launches move at least this much (its buffers' bytes)
+MIN_LAUNCHES, MAX_LAUNCHES = 10, 2000  # a median needs some; a tiny kernel must not take minutes
+WARMUP = 3
+SEED = 0
+TOLERANCE = 2e-2  # fp16/bf16 sums a vector form reassociates differ in the last bits
+BUDGET_SPENT = "the run's measuring budget (--measure-budget) was spent before this kernel's turn"
+
+
+class Unmeasurable(Exception):
+    """A kernel that cannot be run as it stands (a shape known only at run time): its one-line reason."""
+
+
+def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, variants: dict, budget) -> KernelArtifact:
+    """`artifact` with `measured` (or `unmeasured`, the reason) on every costly access whose proof's
+    variant is in `variants` (the proof's change -> (PrimFunc, the causes it removes)); `budget` is the
+    run's `device.Budget`."""
+    costly = {id(a): a.proof.change for a in artifact.accesses if a.verdict == Verdict.COSTLY and a.proof is not None}
+    changes = list(dict.fromkeys(change for change in costly.values() if change in variants))
+    if not changes:
+        return artifact
+    outcome: dict = {}
+    with budget.held() as seconds_left:
+        original = None
+        for change in changes:
+            if seconds_left() <= 0:
+                outcome[change] = BUDGET_SPENT
+                continue
+            try:
+                original = original or _Form(prim_func, artifact, pass_configs)
+                outcome[change] = _compare(original, _Form(variants[change][0], artifact, pass_configs),
+                                           _same_function(variants[change][1]))
+            except Unmeasurable as exc:
+                outcome[change] = str(exc)
+            except Exception as exc:  # noqa: BLE001 - a form that does not build or run loses its own timing only
+                outcome[change] = f"{type(exc).__name__}: {printable(str(exc)).splitlines()[0][:200]}"
+
+    def measured(access):
+        found = outcome.get(costly.get(id(access)))
+        if found is None:
+            return access
+        if isinstance(found, Measured):
+            return replace(access, measured=found)
+        return replace(access, unmeasured=f"not measured: {found}")
+
+    return replace(artifact, accesses=tuple(measured(a) for a in artifact.accesses))
+
+
+def _same_function(causes: tuple) -> bool:
+    return all(kind_of(root(cause)).same_function for cause in causes)
+
+
+class _Form:
+    """One form of the kernel, compiled with nvcc, with its inputs allocated and filled."""
+
+    def __init__(self, func, artifact: KernelArtifact, pass_configs: dict):
+        import tilelang
+        import torch
+        from tvm.target import Target
+
+        case = dict(artifact.case)
+        self.args = [_argument(func, param, case, index, torch) for index, param in enumerate(func.params)]
+        self.tensors = [a for a in self.args if isinstance(a, torch.Tensor)]
+        self.bytes = sum(t.numel() * t.element_size() for t in self.tensors)
+        self.kernel = tilelang.compile(func, target=Target(hooks.cuda_target(artifact.arch)),
+                                       pass_configs=pass_configs or None)
+
+    def launch(self) -> None:
+        self.kernel(*self.args)
+
+
+def _argument(func, param, case: dict, index: int, torch):
+    """The value of one parameter: a tensor of its shape filled from a seeded generator, or a scalar
+    from the case."""
+    buffer = func.buffer_map.get(param)
+    if buffer is None:
+        return _known(param, case, f"the scalar argument {param.name}")
+    shape = [_known(d, case, f"the length {d} of {buffer.name}") for d in buffer.shape]
+    dtype = getattr(torch, str(buffer.dtype), None)
+    if not isinstance(dtype, torch.dtype):
+        raise Unmeasurable(f"{buffer.name} is {buffer.dtype}, which torch has no tensors of")
+    generator = torch.Generator(device="cuda").manual_seed(SEED + index)
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=generator, device="cuda").to(dtype)
+    # 0 and 1 only: a buffer of indices stays in bounds
+    return torch.randint(0, 2, shape, generator=generator, device="cuda").to(dtype)
+
+
+def _known(value, case: dict, what: str) -> int:
+    if hasattr(value, "value"):
+        return int(value.value)
+    name = str(value)
+    if name in case and case[name].lstrip("-").isdigit():
+        return int(case[name])
+    raise Unmeasurable(f"{what} is known only at run time (give the case a value for {name})")
+
+
+def _compare(before: _Form, after: _Form, same_function: bool) -> Measured:
+    import torch
+
+    agree = _outputs_agree(before, after, torch) if same_function else None
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
+    for form in (before, after):
+        for _ in range(WARMUP):
+            form.launch()
+    passes = [{form: _launch_times(form, flush, torch) for form in order}
+              for order in ((before, after), (after, before))]
+    # each form's quieter pass: the other one's order may have left it a cold clock or a busy neighbour
+    kept = {form: min((p[form] for p in passes), key=statistics.median) for form in (before, after)}
+    ms_before, ms_after = statistics.median(kept[before]), statistics.median(kept[after])
+    return Measured(slowdown=round((ms_before / before.bytes) / (ms_after / after.bytes), 3),
+                    ms_before=round(ms_before, 4), ms_after=round(ms_after, 4),
+                    gpu=torch.cuda.get_device_name(), spread=round(max(_spread(t) for t in kept.values()), 4),
+                    outputs_agree=agree)
+
+
+def _outputs_agree(before: _Form, after: _Form, torch) -> bool:
+    """One launch of each on the same inputs, then every buffer compared (the outputs among them)."""
+    before.launch()
+    after.launch()
+    torch.cuda.synchronize()
+    return len(before.tensors) == len(after.tensors) and all(
+        b.shape == a.shape and torch.allclose(b.float(), a.float(), rtol=TOLERANCE, atol=TOLERANCE, equal_nan=True)
+        for b, a in zip(before.tensors, after.tensors))
+
+
+def _launch_times(form: _Form, flush, torch) -> list:
+    """Milliseconds of each of enough single launches to move MOVED_BYTES, each after the L2 flush."""
+    count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, math.ceil(MOVED_BYTES / max(form.bytes, 1))))
+    events = []
+    for _ in range(count):
+        flush.zero_()  # the host queues the launch while this runs, so its own overhead is not timed
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        form.launch()
+        end.record()
+        events.append((start, end))
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) for start, end in events]
+
+
+def _spread(times: list) -> float:
+    """The interquartile range over the median."""
+    q1, _, q3 = statistics.quantiles(times, n=4)
+    return (q3 - q1) / statistics.median(times)

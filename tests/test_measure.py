@@ -1,0 +1,91 @@
+"""`--measure`: without a CUDA GPU of the arch it refuses in one line (CI); on one (an H200) it times each
+costly finding's proof variant against the kernel and reports the measurement in every format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+from tl_inspect.inspector.device import NoGpu, missing_gpu
+
+NO_GPU = missing_gpu("sm_90")
+needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"--measure: {NO_GPU}")
+# 2^26 + 1 fp16 elements in each of A, B and C: 384 MB a launch, beyond the L2, and a tail guard (TLV002)
+ADD_ODD = ("fixtures/kernels/vec_all_scalar.py::add_flat_index", "-a", f"N={(1 << 26) + 1}")
+# 2^28 bf16 elements in and out, two bytes per thread (few-per-thread, TLV001): the grown tile computes the same
+RELU = ("fixtures/kernels/vec_grow_tile.py::relu", "-a", f"N={1 << 28}", "-a", "threads=128", "-a", "block=128")
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a CUDA GPU of sm_90 is here: the refusal cannot happen")
+def test_measure_without_a_gpu_exits_2_with_one_line_and_inspects_nothing():
+    done = run_cli("--measure", *ADD_ODD, "--format", "json")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [f"tl-inspect: error: --measure: {NO_GPU}"]
+    assert "CUDA GPU of arch sm_90" in done.stderr
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a CUDA GPU of sm_90 is here: the refusal cannot happen")
+def test_measure_true_without_a_gpu_raises_before_inspecting():
+    import tl_inspect
+
+    with pytest.raises(NoGpu, match="CUDA GPU of arch sm_90"):
+        tl_inspect.inspect("fixtures/kernels/vec_all_scalar.py", measure=True)
+
+
+def _measured_findings(*target, html: str = "") -> list[dict]:
+    done = run_cli("--measure", *target, "--format", "json", "--no-cache", *(("--html", html) if html else ()),
+                   timeout=600)
+    assert done.returncode == 1, done.stderr
+    (kernel,) = json.loads(done.stdout)["kernels"]
+    findings = [f for f in kernel["findings"] if "cost" in f]
+    assert findings, kernel
+    return findings
+
+
+@needs_gpu
+def test_measure_times_a_tail_guard_and_says_its_padded_variant_is_not_compared(tmp_path):
+    import torch
+
+    (finding,) = _measured_findings(*ADD_ODD, html=str(tmp_path))
+    assert finding["slug"] == "lane-dependent-predicate"
+    measured = finding["cost"]["measured"]
+    assert set(measured) == {"slowdown", "ms_before", "ms_after", "gpu", "spread", "outputs_agree"}
+    assert measured["gpu"] == torch.cuda.get_device_name()
+    # docs/gpu-impact.md: the scalar fp16 add runs 2.62x slower than its aligned twin on an H200
+    assert 1.5 < measured["slowdown"] < 4.0
+    assert measured["ms_before"] > measured["ms_after"] > 0
+    assert 0 <= measured["spread"] < 0.5
+    assert measured["outputs_agree"] is None  # the variant pads N: another function
+    pages = [p.read_text() for p in tmp_path.glob("*.html")]
+    assert any("<strong>estimated:</strong>" in p and "<strong>on this GPU:</strong> measured " in p for p in pages)
+
+
+@needs_gpu
+def test_measure_checks_the_outputs_of_a_variant_that_computes_the_same_function():
+    findings = _measured_findings(*RELU)
+    measured = [f["cost"]["measured"] for f in findings]
+    assert all(m["outputs_agree"] is True for m in measured), measured
+    assert all(m["slowdown"] > 1.0 for m in measured), measured
+
+
+@needs_gpu
+def test_measure_shows_the_measurement_in_the_one_line_formats():
+    for form in ("concise", "github"):
+        done = run_cli("--measure", *ADD_ODD, "--format", form, "--no-cache", timeout=600)
+        assert done.returncode == 1, done.stderr
+        assert "; measured " in done.stdout and " on this NVIDIA" in done.stdout, done.stdout
+
+
+@needs_gpu
+def test_a_spent_budget_says_so_on_each_finding_left_over():
+    # the first kernel's two compiles alone outlast a budget of a millisecond: the second is left over
+    done = run_cli("--measure", "--measure-budget", "0.001", "-j", "1", "fixtures/kernels/vec_all_scalar.py",
+                   "--format", "json", "--no-cache", timeout=600)
+    assert done.returncode == 1, done.stderr
+    costs = [f["cost"] for k in json.loads(done.stdout)["kernels"] for f in k["findings"] if "cost" in f]
+    assert any("measured" in c for c in costs)
+    left = [c for c in costs if "measured" not in c]
+    assert left and all("measuring budget (--measure-budget) was spent" in c["unmeasured"] for c in left), costs
