@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
-from conftest import ROOT, import_api_kernels
+from conftest import FIXTURES, ROOT, import_api_kernels
 
 import tl_inspect
 from tl_inspect.reports.explain import explain_kernel
@@ -46,6 +47,14 @@ def test_a_thread_guard_leaves_threads_idle(kernels):
     assert ledger.thread_guard == "threadIdx.x < 32"
     assert ledger.elements_per_thread == 8
     assert (ledger.read_bytes, ledger.written_bytes) == (512, 512)
+
+
+def test_a_lone_thread_walking_its_row_counts_the_elements_it_moves():
+    """`if tx == 0` over a row of 16384: the one working thread's walk has no lane stride (one lane), and
+    is still the work it moves."""
+    path = os.path.join(FIXTURES, "kernels", "vec_thread_walks.py")
+    ledger = tl_inspect.inspect(f"{path}::row_sum_thread_zero", prove=False).kernel().artifact.ledger
+    assert (ledger.threads_working, ledger.threads_launched, ledger.elements_per_thread) == (1, 128, 16384)
 
 
 def test_the_guard_tilelang_adds_counts_too(kernels):

@@ -66,8 +66,9 @@ def account(kernel: KernelArtifact) -> Ledger | None:
     flops, basis, dtype = gemm_flops(kernel)
     return Ledger(
         threads_launched=threads, threads_working=working, thread_guard=guard, blocks=blocks, grid=grid,
+        # a broadcast (every lane at one address) is not work a thread moves, unless one thread works
         elements_per_thread=max((a.elements_per_thread for a in kernel.accesses
-                                 if a.lane_stride_bytes != 0), default=0),
+                                 if a.lane_stride_bytes != 0 or working == 1), default=0),
         read_bytes_per_block=read, written_bytes_per_block=written, flops_per_block=flops, flops_basis=basis,
         peak_flops=peak_flops(kernel.arch, dtype), peak_bytes=PEAKS.get(kernel.arch, (None, {}))[0],
     )
