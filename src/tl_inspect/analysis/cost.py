@@ -41,7 +41,6 @@ MEMORY, L1, STORES = "memory", "l1", "stores"
 # 1.05x at 2^16 elements, 1.17x at 2^18, 1.63x at 2^20, 2.5x from 2^22 on): below the bytes that take as
 # long, the launch hides most of what an access loses, and an estimate holds for larger sizes
 LAUNCH_NS = 2500
-LAUNCH_BYTES = int(LAUNCH_NS * 4300)
 
 
 @dataclass(frozen=True)
@@ -86,6 +85,7 @@ BULK_COPY = Measured(1.0, "a TMA bulk tensor copy")
 SPREAD_STORE_BYTES_PER_CYCLE = ((8, 4.0), (16, 2.1), (1 << 62, 2.4))
 SM_CYCLES_PER_NS = 132 * 1.98
 FULL_SPEED_BYTES_PER_NS = 4300.0
+LAUNCH_BYTES = int(LAUNCH_NS * FULL_SPEED_BYTES_PER_NS)
 
 
 def access_cost(access: Access, staged: bool = False, held: bool = False) -> Measured | None:

@@ -71,15 +71,19 @@ def regroup(accesses, workload: Workload = Workload()) -> tuple:
     for a in accesses:
         if a.cause is not None and a.verdict in Verdict.PROVABLE:
             keys.setdefault(instance_key(a.cause), []).append(a)
+    # one slowdown per cause instance, and whether the arithmetic alone keeps it under COSTLY
+    priced = {}
+    for key, members in keys.items():
+        scale = _block_scale(members[0].cause)
+        cost = round(kernel_slowdown(accesses, members, scale, workload), 3)
+        priced[key] = cost, cost < COSTLY <= kernel_slowdown(accesses, members, scale)
     out = []
     for a in accesses:
         if a.cause is not None and a.verdict in Verdict.PROVABLE:
             key = instance_key(a.cause)
-            members = keys[key]
-            scale = _block_scale(a.cause)
-            cost = round(kernel_slowdown(accesses, members, scale, workload), 3)
+            cost, hidden = priced[key]
             a = dataclasses.replace(a, group=list(keys).index(key), kernel_cost=cost)
-            if a.verdict == Verdict.UNPROVEN and cost < COSTLY <= kernel_slowdown(accesses, members, scale):
+            if a.verdict == Verdict.UNPROVEN and hidden:
                 a = dataclasses.replace(a, verdict=Verdict.CHEAP, group=None, reason="compute")
         out.append(a)
     return tuple(out)
