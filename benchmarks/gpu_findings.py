@@ -1,12 +1,17 @@
-"""Each finding's estimate against the H200: the kernel next to the one its proof rebuilds.
+"""Each finding's estimate against the GPU: the kernel next to the one its proof rebuilds, timed by this
+script's own harness (gpu_narrow.py's: median of 30 launches after 5 warm-ups, CUDA events around one
+launch with a `torch.cuda._sleep` queued first), independent of `--measure`'s; with `--measured` the L2 is
+flushed before each launch, as `--measure` does.
 
-Two steps, because the GPU machine has tilelang and torch but not tl-inspect's other dependencies:
   python benchmarks/gpu_findings.py --plan plan.pkl       (no GPU) inspects every case below at its
       measuring size and writes, per finding, the causes its proof removed and its estimate;
   python benchmarks/gpu_findings.py plan.pkl              (on the GPU) rebuilds each kernel and its
       proof's variant from the same causes with tl-inspect's own rewrites, checks the change text is
-      the proof's, and times both as gpu_calibrate.py does, printing a Markdown table.
-Sizes are chosen to move 0.25-2 GB per launch, so the launch and the L2 do not count.
+      the proof's, and times both, printing a Markdown table;
+  python benchmarks/gpu_findings.py --measured PATH...    (on the GPU) runs `tl-inspect --measure` over
+      PATH in this process, times every measured finding's pair again with this harness, and prints
+      both with the estimate: `--measure` is to agree within 5 %.
+Sizes of the cases below are chosen to move 0.25-2 GB per launch, so the launch and the L2 do not count.
 """
 
 # no `from __future__ import annotations`: tilelang evaluates the kernels' annotations in their closures
@@ -25,7 +30,7 @@ CASES = [
     ("add_one_per_thread", "src/tl_inspect/rules/scalarized_load/bad_add.py", "add", {"N": N28, "block": 128}, 1),
     ("bf16_cast_naive", "fixtures/kernels/vec_cast.py", "to_bfloat16_one_per_thread", {"N": N28}, 1),
     ("scale_naive", "fixtures/kernels/vec_elementwise_1d.py", "scale_one_per_thread", {"N": N28}, 1),
-    ("add_explicit_index", "benchmarks/gpu_calibrate.py", "add_explicit_index", {"N": N28}, 1),
+    ("add_explicit_index", "src/tl_inspect/calibration/suite.py", "add_explicit_index", {"N": N28}, 1),
     ("relu_threads_and_block", "fixtures/kernels/vec_grow_tile.py", "relu", {"N": N28, "threads": 128, "block": 128}, 1),
     ("relu_odd_grid", "fixtures/kernels/vec_grow_tile.py", "relu", {"N": ((1 << 21) + 1) * 128, "threads": 128,
                                                                     "block": 128}, 1),
@@ -35,10 +40,10 @@ CASES = [
     ("swiglu_pairs", "fixtures/kernels/vec_index_patterns.py", "swiglu_interleaved", {"M": 32768, "N": 8192}, 1),
     ("row_sum_4095", "fixtures/kernels/vec_workload.py", "row_sum_guarded", {"M": 1 << 17, "N": 4095}, 1),
     ("iterate_once", "fixtures/kernels/vec_workload.py", "iterate", {"N": (1 << 26) + 1, "rounds": 1}, 1),
-    ("row_sum_range", "benchmarks/gpu_calibrate.py", "row_walk", {"M": 1 << 21, "N": 256}, 1),
-    ("row_sum_prefix", "benchmarks/gpu_calibrate.py", "row_walk", {"M": 1 << 21, "N": 250}, 1),
-    ("row_sum_one_thread", "benchmarks/gpu_calibrate.py", "row_lone_thread", {"M": 8192, "N": 16384}, 1),
-    ("row_sum_thread_zero", "benchmarks/gpu_calibrate.py", "row_thread_zero", {"M": 8192, "N": 16384}, 1),
+    ("row_sum_range", "src/tl_inspect/calibration/suite.py", "row_walk", {"M": 1 << 21, "N": 256}, 1),
+    ("row_sum_prefix", "src/tl_inspect/calibration/suite.py", "row_walk", {"M": 1 << 21, "N": 250}, 1),
+    ("row_sum_one_thread", "src/tl_inspect/calibration/suite.py", "row_lone_thread", {"M": 8192, "N": 16384}, 1),
+    ("row_sum_thread_zero", "src/tl_inspect/calibration/suite.py", "row_thread_zero", {"M": 8192, "N": 16384}, 1),
     ("gemv_naive", "fixtures/kernels/vec_thread_walks.py", "naive_gemv", {"N": 16384, "K": 16384}, 1),
     ("rope_gptj", "fixtures/kernels/vec_rope.py", "rope_interleaved", {"S": 65536, "H": 32, "D": 128}, 1),
 ]
@@ -75,7 +80,6 @@ def measure(plan_file: str) -> None:
     import tilelang
     import torch
 
-    from gpu_calibrate import Case, _measure
     from gpu_narrow import median_ms
     from tl_inspect.inspector import rewrites
 
@@ -91,13 +95,105 @@ def measure(plan_file: str) -> None:
             if built is None or built[1] not in change:
                 raise RuntimeError(f"the rewrite gives {built and built[1]!r}, the proof said {change!r}")
             bad, good = tilelang.compile(func, target="cuda"), tilelang.compile(built[0], target="cuda")
-            row = _measure(Case(cause.kind, label, func, built[0], outputs), bad, good, torch, median_ms)
-            timing = row.split("|")[3:6]
-            print(f"| {label} | {line} | {cause.kind} | {built[1]} | {estimate:.2f} |{'|'.join(timing)}|", flush=True)
+            bad_ms, good_ms, measured, agree = _time_pair(func, built[0], outputs, bad, good, torch, median_ms)
+            print(f"| {label} | {line} | {cause.kind} | {built[1]} | {estimate:.2f} | {bad_ms:.3f} / {good_ms:.3f} | "
+                  f"**{measured:.2f}** | {'yes' if agree else 'NO'} |", flush=True)
         except Exception as exc:  # one broken case must not cost the whole (leased) run
             print(f"| {label} | {line} | {cause.kind} | {change} | {estimate:.2f} | - | - | error: "
                   f"{type(exc).__name__}: {str(exc)[:160]} |", flush=True)
         torch.cuda.empty_cache()
+    print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, tilelang {tilelang.__version__}")
+
+
+def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, flush=None):
+    """(ms bad, ms good, slowdown per byte, outputs agree) of two compiled forms on the same inputs (the
+    leading part of a padded form's), their trailing `outputs` parameters compared; `flush` as median_ms's."""
+    runs = []
+    for kernel, func in ((bad, bad_func), (good, good_func)):
+        shapes = [tuple(int(d) for d in p.shape) for p in (func.buffer_map[v] for v in func.params)]
+        dtypes = [str(func.buffer_map[v].dtype) for v in func.params]
+        args = [torch.randn(s, device="cuda").to(getattr(torch, d)) for s, d in zip(shapes, dtypes)]
+        args[-1].fill_(float("nan"))
+        kernel(*args)
+        torch.cuda.synchronize()
+        runs.append((kernel, args, sum(a.numel() * a.element_size() for a in args)))
+    (bad_k, bad_args, bad_bytes), (good_k, good_args, good_bytes) = runs
+    for b, g in zip(bad_args[:-outputs], good_args[:-outputs]):
+        g.zero_()
+        _leading(g, b).copy_(b)
+    bad_k(*bad_args)
+    good_k(*good_args)
+    torch.cuda.synchronize()
+    got = bad_args[-1]
+    agree = torch.allclose(got.float(), _leading(good_args[-1], got).float(), rtol=2e-2, atol=2e-2)
+    bad_ms, good_ms = median_ms(lambda: bad_k(*bad_args), flush), median_ms(lambda: good_k(*good_args), flush)
+    return bad_ms, good_ms, (bad_ms / bad_bytes) / (good_ms / good_bytes), agree
+
+
+def _leading(tensor, like):
+    """The part of `tensor` (a padded form's, longer or with wider rows) that lines up with `like`."""
+    return tensor[:like.shape[0]] if like.dim() == 1 else tensor[:, :like.shape[1]]
+
+
+def measured(paths: list[str], budget: float) -> None:
+    """`--measure` over `paths` (files or folders), then each measured finding's pair timed again by this
+    harness: every pair rebuilt from the finding's cause, all compiled at once, then timed one by one."""
+    import tilelang
+    import torch
+    from tvm.target import Target
+
+    import tl_inspect
+    from gpu_narrow import median_ms
+    from tl_inspect.causes import root
+    from tl_inspect.inspector import hooks, rewrites
+    from tl_inspect.inspector.discovery import discover, import_user_file
+    from tl_inspect.inspector.job import Job
+
+    tilelang.set_log_level("WARNING")
+    rows, pairs, specs = [], [], {}
+    for path in paths:
+        for kernel in tl_inspect.inspect(path, measure=True, measure_budget=budget):
+            for finding in kernel.findings:
+                if finding.cost is None:
+                    continue
+                size = f"{finding.cost.launch_bytes / 1e6:.0f}" if finding.cost.launch_bytes else "?"
+                where = (f"| {kernel.file} | {kernel.name} | {finding.line} | {finding.slug} | {size} | "
+                         f"{finding.cost.estimate:.2f} |")
+                got = finding.cost.measured
+                if got is None:
+                    rows.append((where, finding, None, f" {finding.cost.unmeasured or 'not measured'} | - | - | - |"))
+                    continue
+                try:
+                    if kernel.file not in specs:
+                        module, _ = import_user_file(os.path.abspath(kernel.file))
+                        specs[kernel.file] = {(s.name, s.case): s for s in discover(module, Job(path=kernel.file))[0]}
+                    access = next(a for a in kernel.accesses if a.line == finding.line and a.proof == finding.proof)
+                    func = specs[kernel.file][(kernel.name, kernel.artifact.case)].build()[0]
+                    variant = rewrites.variant_without(func, (root(access.cause),))[0]
+                    rows.append((where, finding, len(pairs), ""))
+                    pairs.append((func, variant))
+                except Exception as exc:  # one pair that cannot be rebuilt must not cost the whole (leased) run
+                    rows.append((where, finding, None, f" {got.slowdown:.2f} | error: {type(exc).__name__}: "
+                                                       f"{str(exc)[:120]} | - | - |"))
+    kernels = tilelang.par_compile([f for pair in pairs for f in pair], target=Target(hooks.cuda_target("sm_90")),
+                                   ignore_error=True)
+    # as --measure does: no launch finds its data in the L2 (50 MB on an H200, more than many fixtures move)
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
+    print("| file | kernel | line | rule | MB a launch | estimate | --measure | this harness | agree (5 %) | "
+          "estimate within 20 % |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for where, finding, index, text in rows:
+        if index is not None:
+            got = finding.cost.measured
+            try:
+                (func, variant), bad, good = pairs[index], kernels[2 * index], kernels[2 * index + 1]
+                *_, again, _ = _time_pair(func, variant, 1, bad, good, torch, median_ms, flush)
+                text = (f" {got.slowdown:.2f} | {again:.2f} | {'yes' if abs(got.slowdown / again - 1) <= 0.05 else 'NO'}"
+                        f" | {'yes' if abs(finding.cost.estimate / got.slowdown - 1) <= 0.20 else 'no'} |")
+            except Exception as exc:  # noqa: BLE001 - as above
+                text = f" {got.slowdown:.2f} | error: {type(exc).__name__}: {str(exc)[:120]} | - | - |"
+            torch.cuda.empty_cache()
+        print(where + text, flush=True)
     print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, tilelang {tilelang.__version__}")
 
 
@@ -106,6 +202,8 @@ def main() -> int:
     parser.add_argument("plan_file", nargs="?", help="the plan to measure (on a GPU)")
     parser.add_argument("--plan", metavar="OUT", help="no GPU: inspect the cases and write the plan")
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
+    parser.add_argument("--measured", nargs="+", metavar="PATH", help="on a GPU: --measure PATH, checked by this harness")
+    parser.add_argument("--budget", type=float, default=600.0, help="--measure-budget for --measured (seconds)")
     options = parser.parse_args()
     if options.plan:
         plan(options.plan, options.case)
@@ -114,6 +212,9 @@ def main() -> int:
 
     if not torch.cuda.is_available():
         print("gpu_findings: no CUDA device here; nothing measured (--plan inspects without one)")
+        return 0
+    if options.measured:
+        measured(options.measured, options.budget)
         return 0
     if not options.plan_file:
         parser.error("give the plan written by --plan")

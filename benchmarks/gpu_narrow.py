@@ -493,7 +493,8 @@ def global_accesses(source: str) -> str:
 # ---- measuring
 
 
-def median_ms(launch) -> float:
+def median_ms(launch, flush=None) -> float:
+    """`flush`: a buffer zeroed before each timed launch, so the launch finds none of its data in the L2."""
     for _ in range(WARMUP):
         launch()
     torch.cuda.synchronize()
@@ -501,6 +502,8 @@ def median_ms(launch) -> float:
     for _ in range(REPEAT):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(SLEEP_CYCLES)
+        if flush is not None:
+            flush.zero_()
         start.record()
         launch()
         end.record()

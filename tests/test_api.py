@@ -108,7 +108,7 @@ the C store in kernel main is 16-bit (up to 128-bit possible): verdict costly
   python    13 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
   cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
   cause   tail-guard
-  cost    7.83x per access, 2.61x for the kernel on an H200 (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (2.1 B per SM cycle; fp16 add with a tail guard 2.63x))
+  cost    7.83x per access, 2.61x for the kernel on an H200 (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (fp16 add with a tail guard))
   proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
           before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
           after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
@@ -141,7 +141,7 @@ NO_FINDINGS_FAILURE = """\
 tests/api/kernels.py:13: TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own.
   python    13 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
   cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
-  cost    2.61x for the kernel on an H200 (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (2.1 B per SM cycle; fp16 add with a tail guard 2.63x); these accesses move 100% of the kernel's global bytes)
+  cost    2.61x for the kernel on an H200 (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (fp16 add with a tail guard); these accesses move 100% of the kernel's global bytes)
   proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
           before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
           after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;

@@ -146,7 +146,7 @@ class Report:
 
 
 def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measure: bool = False,
-            measure_budget: float = 60.0, **factory_args) -> Report:
+            measure_budget: float = 60.0, gpu: str | None = None, **factory_args) -> Report:
     """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,
     prefixes or slugs; default: the configuration's selection, else every rule on by default).
 
@@ -155,7 +155,9 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
     with `factory_args` (compiled in this process). `prove=False` skips rebuilding kernels to prove
     causes (then no vectorization finding is reported). `measure=True` times, on this machine's GPU of
     `arch`, each kernel with a costly finding against its proof's variant, for at most `measure_budget`
-    seconds (`Cost.measured`); without such a GPU it raises `tl_inspect.inspector.device.NoGpu`."""
+    seconds (`Cost.measured`); without such a GPU it raises `tl_inspect.inspector.device.NoGpu`. `gpu` names
+    the GPU whose cost table prices the estimates (default: the one `tl-inspect calibrate` fitted for a GPU
+    here, else the shipped H200 one)."""
     from tl_inspect.checking import all_rules, check_files
     from tl_inspect.config import find_config, load_config, resolve_settings
     from tl_inspect.deepstack import call_on_deep_stack
@@ -164,20 +166,21 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
 
     rules = all_rules()
     config = load_config(find_config(os.getcwd()), rules)
-    settings = resolve_settings(config, rules, select=select, arch=arch)
+    settings = resolve_settings(config, rules, select=select, arch=arch, gpu=gpu)
     if measure and not prove:
         raise ValueError("measure=True times each proof's variant: it needs prove=True")
+    table = settings.cost_table()
     with measuring(settings.arch, measure_budget if measure else None) as budget:
         if isinstance(obj, (str, os.PathLike)):
-            jobs, files = _inspect_paths(os.fspath(obj), settings, prove, budget, factory_args)
+            jobs, files = _inspect_paths(os.fspath(obj), settings, prove, budget, table, factory_args)
         else:
-            jobs, files = _inspect_object(obj, settings.arch, prove, budget, factory_args)
+            jobs, files = _inspect_object(obj, settings.arch, prove, budget, table, factory_args)
     reports, _ = call_on_deep_stack(check_files, jobs, files, settings, rules, SourceFiles())
     return Report(RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
-                            rules=settings.rules))
+                            rules=settings.rules, cost_table=table))
 
 
-def _inspect_paths(target: str, settings, prove: bool, budget: str, factory_args: dict):
+def _inspect_paths(target: str, settings, prove: bool, budget: str, table, factory_args: dict):
     """A file, `FILE.py::name` or a directory (its files that import tilelang), in worker processes."""
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs, parse_targets
     from tl_inspect.inspector.device import measure_timeout
@@ -187,14 +190,14 @@ def _inspect_paths(target: str, settings, prove: bool, budget: str, factory_args
     if factory_args and not any(t.only for t in targets):
         raise TypeError("factory arguments need a FILE.py::factory target")
     jobs = [Job(path=t.path, arch=settings.arch, prove=prove, only=t.only, args=factory_args if t.only else {},
-                cases=settings.config.cases_for(t.path), measure_budget=budget) for t in targets]
+                cases=settings.config.cases_for(t.path), measure_budget=budget, cost_table=table) for t in targets]
     readable = [job for job, t in zip(jobs, targets) if not t.error]
     inspected = iter(inspect_jobs(readable, workers=settings.jobs, max_memory=settings.max_memory,
                                   timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget)))
     return jobs, [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
 
 
-def _inspect_object(obj, arch: str, prove: bool, budget: str, factory_args: dict):
+def _inspect_object(obj, arch: str, prove: bool, budget: str, table, factory_args: dict):
     """Compile one kernel object in this process, the way a worker compiles a kernel it discovered."""
     from tl_inspect.deepstack import call_on_deep_stack
     from tl_inspect.inspector import Job, hooks
@@ -219,7 +222,7 @@ def _inspect_object(obj, arch: str, prove: bool, budget: str, factory_args: dict
         raise ValueError(f"{name}: no source file to attribute lines to (the kernel carries no span)")
     shown = os.path.relpath(spec.source_file)
     # `only`: one kernel of the file, so a suppression without a finding is not known to be unused
-    job = Job(path=shown, arch=arch, prove=prove, only=spec.name, measure_budget=budget)
+    job = Job(path=shown, arch=arch, prove=prove, only=spec.name, measure_budget=budget, cost_table=table)
     with captured_output() as capture, hooks.macro_spans_at_call_site():
         capture.mark()
         artifact = call_on_deep_stack(compile_kernel, spec, job, capture)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 
-_LISTINGS = ("rules", "rule")  # subcommands that inspect nothing
+_NO_WORKER = ("rules", "rule", "calibrate")  # subcommands that inspect nothing in a worker
 
 
 class Terminated(BaseException):
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = signal.signal(signal.SIGTERM, _terminate)
     # an inspection (of PATHs or by `explain`), not a listing nor a request for the help or the version
-    early = bool(argv) and argv[0] not in _LISTINGS and not {"-h", "--help", "--version"} & set(argv)
+    early = bool(argv) and argv[0] not in _NO_WORKER and not {"-h", "--help", "--version"} & set(argv)
     try:
         if early:
             from tl_inspect.inspector.zygote import start_early

@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="DIR", help="also write the HTML report to DIR")
     p.add_argument("--dump", metavar="DIR", help="write each kernel's CUDA, TIR snapshots and layouts to DIR")
     p.add_argument("--arch", help=f"CUDA target arch (default {DEFAULT_ARCH}); no GPU is needed")
+    p.add_argument("--gpu", metavar="NAME",
+                   help="price the estimates with NAME's cost table (default: the table `tl-inspect calibrate` "
+                        "fitted for a GPU on this machine, else the shipped H200 one)")
     p.add_argument("--select", help="rules to check: codes, code prefixes or slugs, comma-separated")
     p.add_argument("--ignore", help="rules to skip: codes, code prefixes or slugs, comma-separated")
     p.add_argument("--extend-select", help="rules to add to the selection")
@@ -101,6 +104,8 @@ def run_command(argv: list[str]) -> int:
             return _list_rules(argv[1:])
         if argv and argv[0] == "explain":
             return _explain(argv[1:])
+        if argv and argv[0] == "calibrate":
+            return _calibrate(argv[1:])
         if argv and argv[0] == "rule":
             if len(argv) != 2:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
@@ -109,6 +114,29 @@ def run_command(argv: list[str]) -> int:
     except (UsageError, ConfigError, BaselineError, ChangesError) as exc:
         print(f"tl-inspect: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _calibrate(argv: list[str]) -> int:
+    """`tl-inspect calibrate`: fit the cost model's terms on this machine's GPU (tl_inspect.calibration)."""
+    from tl_inspect.analysis.cost_table import TERMS
+    from tl_inspect.calibration import calibrate
+    from tl_inspect.inspector.device import NoGpu
+
+    parser = argparse.ArgumentParser(
+        prog="tl-inspect calibrate",
+        description="Time the cost model's calibration suite on this machine's CUDA GPU (a few minutes), fit "
+                    "each term, print the fitted terms against the shipped H200 ones, and write the table that "
+                    "later runs on this GPU price their estimates with.")
+    parser.add_argument("--term", action="append", default=[], choices=list(TERMS), metavar="TERM",
+                        help="only the cases of this term (repeatable; the others keep the shipped values)")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write the table to FILE (default: the cache's table of this GPU, cost/<GPU>.json)")
+    options = parser.parse_args(argv)
+    try:
+        calibrate(options.term, options.output)
+    except NoGpu as exc:
+        raise UsageError(str(exc)) from None
+    return EXIT_CLEAN
 
 
 def _list_rules(argv: list[str]) -> int:
@@ -221,10 +249,11 @@ def _inspect(options: argparse.Namespace) -> int:
     rules = all_rules()
     config = load_config(options.config or find_config(os.getcwd()), rules)
     settings = resolve_settings(config, rules, select=options.select, ignore=options.ignore,
-                                extend_select=options.extend_select, arch=options.arch,
+                                extend_select=options.extend_select, arch=options.arch, gpu=options.gpu,
                                 timeout=options.timeout, max_memory=options.max_memory, jobs=options.jobs,
                                 fail_on=options.fail_on)
     entries = baseline.load(options.baseline) if options.baseline else None
+    table = settings.cost_table()
     try:
         targets = parse_targets(options.paths)
     except TargetError as exc:
@@ -250,7 +279,7 @@ def _inspect(options: argparse.Namespace) -> int:
                         only=t.only, args=args if t.only and not swept else {}, all_configs=options.all_configs,
                         cases=_target_cases(config.cases_for(t.path), t.only, args, swept),
                         infer=config.infer_cases and not options.no_infer, max_inferred=config.max_inferred_cases,
-                        measure_budget=budget)
+                        measure_budget=budget, cost_table=table)
                     for t in targets]
             readable = [job for job, target in zip(jobs, targets) if not target.error]
             with progress_bar(readable) as on_done:
@@ -262,16 +291,16 @@ def _inspect(options: argparse.Namespace) -> int:
     except NoGpu as exc:
         raise UsageError(str(exc)) from None
     files = [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
-    return call_on_deep_stack(_conclude, options, settings, rules, entries, changes, jobs, files)
+    return call_on_deep_stack(_conclude, options, settings, rules, entries, changes, jobs, files, table)
 
 
 def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entries, changes, jobs: list,
-              files: list[FileResult]) -> int:
+              files: list[FileResult], table) -> int:
     """Check the rules and write every output: rules and renderers recurse on expression depth."""
     texts = SourceFiles()
     reports, complete = check_files(jobs, files, settings, rules, texts)
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
-                    rules=settings.rules)
+                    rules=settings.rules, cost_table=table)
     notes = []
     if options.write_baseline:
         fingerprints = baseline.Fingerprints.for_baseline(options.write_baseline, texts)

@@ -25,7 +25,7 @@ from tl_inspect.selection import SelectionError, check_selectors, matches, parse
 from tl_inspect.sweep import expand_cases
 
 SECTION = "tl-inspect"
-KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "timeout", "max-memory", "jobs",
+KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "gpu", "timeout", "max-memory", "jobs",
         "fail-on", "cases", "infer-cases", "max-inferred-cases")
 DEFAULT_ARCH = "sm_90"
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
@@ -46,6 +46,7 @@ class Config:
     extend_select: tuple = ()
     per_file_ignores: tuple = ()  # (pattern, (selector, ...)), in file order
     arch: str | None = None
+    gpu: str | None = None  # the GPU whose cost table prices the estimates
     timeout: float | None = None
     max_memory: int | None = None  # MiB
     jobs: int | None = None
@@ -73,10 +74,22 @@ class Settings:
     config: Config
     rules: tuple  # selected rule classes, before per-file-ignores
     arch: str = DEFAULT_ARCH
+    gpu: str | None = None
     timeout: float | None = None
     max_memory: int | None = None  # MiB per worker; None: the machine's memory shared by the workers
     jobs: int = 0  # 0: one worker per CPU
     fail_on: str = "info"
+
+    def cost_table(self):
+        """The table estimates are priced with: `gpu`'s, else the fitted table of a GPU on this machine,
+        else the shipped H200 one (tl_inspect.analysis.cost_table.select)."""
+        from tl_inspect.analysis.cost_table import CostTableError, select
+        from tl_inspect.inspector.device import gpu_names
+
+        try:
+            return select(self.gpu, local_gpus=gpu_names)
+        except CostTableError as exc:
+            raise ConfigError(str(exc)) from None
 
     def rules_for(self, path: str) -> list:
         ignored = self.config.ignored_for(path)
@@ -133,6 +146,7 @@ def load_config(path: str | None, all_rules: list) -> Config:
         extend_select=value("extend-select", selectors) or (),
         per_file_ignores=value("per-file-ignores", lambda raw: _per_file_ignores(raw, all_rules)) or (),
         arch=value("arch", check_arch),
+        gpu=value("gpu", check_gpu),
         timeout=value("timeout", check_timeout),
         max_memory=value("max-memory", check_memory),
         jobs=value("jobs", check_jobs),
@@ -145,16 +159,17 @@ def load_config(path: str | None, all_rules: list) -> Config:
 
 
 def resolve_settings(config: Config, all_rules: list, *, select=None, ignore=None, extend_select=None,
-                     arch=None, timeout=None, max_memory=None, jobs=None, fail_on=None) -> Settings:
+                     arch=None, gpu=None, timeout=None, max_memory=None, jobs=None, fail_on=None) -> Settings:
     """Lay command-line values (None: not given) over the configuration file."""
     from_file = select_rules(all_rules, config.select, config.ignore, config.extend_select)
     try:
         rules = select_rules(all_rules, select, ignore, extend_select, base=from_file)
     except SelectionError as exc:
         raise ConfigError(str(exc)) from None
-    flag = {"arch": arch, "timeout": timeout, "max_memory": max_memory, "jobs": jobs, "fail_on": fail_on}
-    checks = {"arch": check_arch, "timeout": check_timeout, "max_memory": check_memory, "jobs": check_jobs,
-              "fail_on": check_fail_on}
+    flag = {"arch": arch, "gpu": gpu, "timeout": timeout, "max_memory": max_memory, "jobs": jobs,
+            "fail_on": fail_on}
+    checks = {"arch": check_arch, "gpu": check_gpu, "timeout": check_timeout, "max_memory": check_memory,
+              "jobs": check_jobs, "fail_on": check_fail_on}
     chosen = {}
     for name, given in flag.items():
         if given is not None:
@@ -165,6 +180,12 @@ def resolve_settings(config: Config, all_rules: list, *, select=None, ignore=Non
         elif getattr(config, name) is not None:
             chosen[name] = getattr(config, name)
     return Settings(config=config, rules=tuple(rules), **chosen)
+
+
+def check_gpu(raw) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(f"expected a GPU name such as 'H200', got {raw!r}")
+    return raw.strip()
 
 
 def check_arch(raw) -> str:

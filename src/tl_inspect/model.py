@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from tl_inspect.analysis.cost_table import CostTable
 from tl_inspect.ir import dtype_bits
 
 # the TIR snapshots the inspector keeps, in pipeline order
@@ -110,6 +111,7 @@ class Cost:
     launch_bytes: int | None = None  # what the launch moves, when known before run time
     measured: Measured | None = None  # after --measure
     unmeasured: str = ""  # after --measure, why this one was not measured
+    table: CostTable | None = None  # the cost table the estimate comes from (None: the shipped H200 one)
 
     def as_dict(self) -> dict:
         return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
@@ -152,6 +154,7 @@ class Access:
     cost: float | None = None  # slowdown of this access against its vector form
     cost_basis: str = ""
     cost_bound: str = ""  # the resource its cost is time on (tl_inspect.analysis.cost): memory, l1, stores
+    cost_term: str = ""  # the cost table's term that priced it (tl_inspect.analysis.cost_table.TERMS)
     cost_after: float | None = None  # what it still costs in the kernel rebuilt without its cause
     share: float = 0.0  # its fraction of the kernel's global bytes
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)
@@ -298,6 +301,7 @@ class KernelArtifact:
     compile_ms: float = 0.0
     ptxas: dict | None = None
     ledger: Ledger | None = None
+    cost_table: CostTable | None = None  # the table its accesses were priced with (None: the shipped one)
 
     def cuda_lines_for(self, py_lines) -> tuple:
         """1-based CUDA lines whose statements came from any of the given Python lines."""
@@ -389,6 +393,7 @@ class RunResult:
     files: tuple  # FileResult, in the order inspected
     reports: tuple  # KernelReport, in file then kernel order
     rules: tuple = ()  # the selected rule classes
+    cost_table: CostTable | None = None  # the table the run priced with (None: the shipped H200 one)
 
     @property
     def findings(self) -> list:

@@ -159,7 +159,8 @@ def _held(unit) -> bool:
 
 
 def _priced(access: Access, measured: Measured) -> Access:
-    return dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis, cost_bound=measured.bound)
+    return dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis, cost_bound=measured.bound,
+                               cost_term=measured.term)
 
 
 def _lone_walk(facts, access: Access) -> Access:

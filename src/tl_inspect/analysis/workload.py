@@ -18,11 +18,9 @@ from dataclasses import dataclass
 
 from tl_inspect import ir
 from tl_inspect.analysis import ledger
-from tl_inspect.analysis.cost import FULL_SPEED_BYTES_PER_NS
+from tl_inspect.analysis import cost_table
 from tl_inspect.model import STAGE_DEVICE, KernelArtifact
 
-# 2^26 elements x 512 rounds x (a multiply and an add) in 1.065 ms
-FLOAT_OPS_PER_NS = 64_500
 # the SFU delivers 16 results per clock per SM against 128 FMAs (CUDA C++ Programming Guide, arithmetic
 # instruction throughput, compute capability 9.0): one transcendental takes the slots of 8 FMAs
 TRANSCENDENTAL_OPS = 16
@@ -33,14 +31,19 @@ ARITHMETIC = frozenset({"add", "sub", "mul", "div", "min", "max"})
 
 @dataclass(frozen=True)
 class Workload:
-    """A kernel's arithmetic per thread block, in bytes at full memory speed."""
+    """A kernel's arithmetic per thread block: float operations on the cores, and ns on tensor cores."""
 
-    compute_bytes: float = 0.0
+    float_ops: float = 0.0
+    tensor_ns: float = 0.0
 
     def compute_units(self, block_bytes: float) -> float:
         """The arithmetic in units of the block's own bytes at full speed (a larger tile moves and
-        computes more in the same proportion)."""
-        return self.compute_bytes / block_bytes if block_bytes else 0.0
+        computes more in the same proportion), at the active cost table's rates."""
+        if not block_bytes or not (self.float_ops or self.tensor_ns):
+            return 0.0
+        table = cost_table.active()
+        compute_ns = self.float_ops / table["float_ops_per_ns"] + self.tensor_ns
+        return compute_ns * table["full_speed_bytes_per_ns"] / block_bytes
 
 
 def of(kernel: KernelArtifact) -> Workload:
@@ -52,8 +55,7 @@ def of(kernel: KernelArtifact) -> Workload:
     ops = _float_ops_per_thread(func)
     flops, _, dtype = ledger.gemm_flops(kernel)
     peak = ledger.peak_flops(kernel.arch, dtype)
-    compute_ns = (ops or 0) * threads / FLOAT_OPS_PER_NS + (flops / peak * 1e9 if flops and peak else 0.0)
-    return Workload(compute_bytes=compute_ns * FULL_SPEED_BYTES_PER_NS)
+    return Workload(float_ops=(ops or 0) * threads, tensor_ns=flops / peak * 1e9 if flops and peak else 0.0)
 
 
 def _float_ops_per_thread(func) -> int | None:

@@ -12,19 +12,28 @@ import time
 from contextlib import contextmanager
 
 
-def missing_gpu(arch: str) -> str | None:
-    """Why kernels for `arch` cannot run here (one line), or None: a CUDA device of that arch and nvcc."""
-    wanted = arch.removeprefix("sm_").rstrip("a")
+def _gpus() -> list:
+    """[(name, compute capability "9.0"), ...] of this machine's CUDA devices, as the driver lists them."""
     try:
         found = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
                                capture_output=True, text=True, timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         found = ""
-    gpus = [line.rsplit(",", 1) for line in found.splitlines() if "," in line]
+    return [tuple(part.strip() for part in line.rsplit(",", 1)) for line in found.splitlines() if "," in line]
+
+
+def gpu_names() -> list:
+    return [name for name, _ in _gpus()]
+
+
+def missing_gpu(arch: str) -> str | None:
+    """Why kernels for `arch` cannot run here (one line), or None: a CUDA device of that arch and nvcc."""
+    wanted = arch.removeprefix("sm_").rstrip("a")
+    gpus = _gpus()
     if not gpus:
         return f"a CUDA GPU of arch {arch} is needed to run kernels, and none is here"
-    if not any(cap.strip().replace(".", "") == wanted for _, cap in gpus):
-        names = ", ".join(f"{name.strip()} (sm_{cap.strip().replace('.', '')})" for name, cap in gpus)
+    if not any(cap.replace(".", "") == wanted for _, cap in gpus):
+        names = ", ".join(f"{name} (sm_{cap.replace('.', '')})" for name, cap in gpus)
         return f"a CUDA GPU of arch {arch} is needed to run kernels; this machine has {names} (try --arch)"
     if shutil.which("nvcc") is None:
         return f"nvcc is needed to build kernels for the {arch} GPU here, and it is not on PATH"
@@ -32,33 +41,40 @@ def missing_gpu(arch: str) -> str | None:
 
 
 class Budget:
-    """Seconds of measuring left to the run, in a file: each worker measures holding its lock, so no two
-    kernels are timed on the GPU at once, and spends what its measuring took."""
+    """Seconds of measuring left to the run, in a file: each worker times holding its lock, so no two
+    kernels are timed on the GPU at once, and spends what its timing took (compiling is not counted)."""
 
     def __init__(self, path: str):
         self.path = path
 
     @classmethod
     def create(cls, folder: str, seconds: float) -> Budget:
-        path = os.path.join(folder, "measure-budget")
-        with open(path, "w") as f:
-            f.write(repr(float(seconds)))
-        return cls(path)
+        budget = cls(os.path.join(folder, "measure-budget"))
+        budget._write(float(seconds))
+        return budget
+
+    def left(self) -> float:
+        """The seconds left now, read without waiting for the GPU (the file is replaced whole, never
+        rewritten in place, so a reader never sees it half written)."""
+        with open(self.path) as f:
+            return float(f.read())
+
+    def _write(self, seconds: float) -> None:
+        with open(self.path + ".new", "w") as f:
+            f.write(repr(seconds))
+        os.replace(self.path + ".new", self.path)
 
     @contextmanager
     def held(self):
         """The GPU to this worker alone; yields a function giving the seconds left, spent as they pass."""
-        with open(self.path, "r+") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            started, left = time.monotonic(), float(f.read() or 0)
+        with open(self.path + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            started, left = time.monotonic(), self.left()
             try:
                 yield lambda: left - (time.monotonic() - started)
             finally:
-                f.seek(0)
-                f.truncate()
-                f.write(repr(max(0.0, left - (time.monotonic() - started))))
-                f.flush()
-                fcntl.flock(f, fcntl.LOCK_UN)
+                self._write(max(0.0, left - (time.monotonic() - started)))
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 class NoGpu(Exception):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tl_inspect.analysis.cost_table import CostTable
+
 
 @dataclass(frozen=True)
 class Job:
@@ -20,3 +22,5 @@ class Job:
     max_inferred: int = 16  # inferred cases per factory
     # --measure: the file (inspector.device.Budget) holding the run's measuring seconds left; "" measures nothing
     measure_budget: str = ""
+    # the numbers accesses are priced with (--gpu, a fitted table of this machine's GPU); None: the shipped one
+    cost_table: CostTable | None = None

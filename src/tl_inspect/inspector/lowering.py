@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from dataclasses import replace
 
 import tilelang
 import tvm
@@ -18,6 +19,7 @@ from tvm.ir.instrument import pass_instrument
 from tvm.target import Target
 
 from tl_inspect import ir
+from tl_inspect.analysis import cost_table
 from tl_inspect.analysis.pipeline import analyse
 from tl_inspect.inspector import accesses, convert, hooks, rewrites
 from tl_inspect.inspector.capture import Capture
@@ -53,7 +55,8 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
             base["file"] = _shown(job, user_file)
         base["line"] = prim_func_line(prim_func) or None
         artifact, rebuild, variants = _lower(prim_func, pass_configs, job, user_file, base, capture, spec.call)
-        artifact = analyse(artifact, rebuild if job.prove else None)
+        with cost_table.using(job.cost_table) as table:
+            artifact = replace(analyse(artifact, rebuild if job.prove else None), cost_table=table)
         if job.measure_budget:
             from tl_inspect.inspector.device import Budget
             from tl_inspect.inspector.measure import measure_kernel

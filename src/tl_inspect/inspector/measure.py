@@ -39,20 +39,22 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
     if not changes:
         return artifact
     outcome: dict = {}
-    with budget.held() as seconds_left:
-        original = None
-        for change in changes:
-            if seconds_left() <= 0:
-                outcome[change] = BUDGET_SPENT
-                continue
-            try:
-                original = original or _Form(prim_func, artifact, pass_configs)
-                outcome[change] = _compare(original, _Form(variants[change][0], artifact, pass_configs),
-                                           _same_function(variants[change][1]))
-            except Unmeasurable as exc:
-                outcome[change] = str(exc)
-            except Exception as exc:  # noqa: BLE001 - a form that does not build or run loses its own timing only
-                outcome[change] = f"{type(exc).__name__}: {printable(str(exc)).splitlines()[0][:200]}"
+    original = None
+    for change in changes:
+        # forms compile beside the other workers' (nvcc takes seconds); only the timing holds the GPU
+        if budget.left() <= 0:
+            outcome[change] = BUDGET_SPENT
+            continue
+        try:
+            original = original or Form(prim_func, dict(artifact.case), artifact.arch, pass_configs)
+            variant = Form(variants[change][0], dict(artifact.case), artifact.arch, pass_configs)
+            with budget.held() as seconds_left:
+                outcome[change] = (compare(original, variant, _same_function(variants[change][1]))
+                                   if seconds_left() > 0 else BUDGET_SPENT)
+        except Unmeasurable as exc:
+            outcome[change] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a form that does not build or run loses its own timing only
+            outcome[change] = f"{type(exc).__name__}: {printable(str(exc)).splitlines()[0][:200]}"
 
     def measured(access):
         found = outcome.get(costly.get(id(access)))
@@ -69,20 +71,20 @@ def _same_function(causes: tuple) -> bool:
     return all(kind_of(root(cause)).same_function for cause in causes)
 
 
-class _Form:
-    """One form of the kernel, compiled with nvcc, with its inputs allocated and filled."""
+class Form:
+    """One form of a kernel, compiled with nvcc (unless `kernel` is the compiled one already), with its
+    inputs allocated and filled; `case`: the values of its run-time lengths and scalars."""
 
-    def __init__(self, func, artifact: KernelArtifact, pass_configs: dict):
+    def __init__(self, func, case: dict, arch: str, pass_configs: dict | None = None, kernel=None):
         import tilelang
         import torch
         from tvm.target import Target
 
-        case = dict(artifact.case)
         self.args = [_argument(func, param, case, index, torch) for index, param in enumerate(func.params)]
         self.tensors = [a for a in self.args if isinstance(a, torch.Tensor)]
         self.bytes = sum(t.numel() * t.element_size() for t in self.tensors)
-        self.kernel = tilelang.compile(func, target=Target(hooks.cuda_target(artifact.arch)),
-                                       pass_configs=pass_configs or None)
+        self.kernel = kernel or tilelang.compile(func, target=Target(hooks.cuda_target(arch)),
+                                                 pass_configs=pass_configs or None)
 
     def launch(self) -> None:
         self.kernel(*self.args)
@@ -114,26 +116,41 @@ def _known(value, case: dict, what: str) -> int:
     raise Unmeasurable(f"{what} is known only at run time (give the case a value for {name})")
 
 
-def _compare(before: _Form, after: _Form, same_function: bool) -> Measured:
+def compare(before: Form, after: Form, same_function: bool) -> Measured:
+    """`before` timed against `after` (slowdown per byte each moves); their outputs compared when
+    `same_function`."""
     import torch
 
     agree = _outputs_agree(before, after, torch) if same_function else None
-    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
-    for form in (before, after):
-        for _ in range(WARMUP):
-            form.launch()
-    passes = [{form: _launch_times(form, flush, torch) for form in order}
-              for order in ((before, after), (after, before))]
-    # each form's quieter pass: the other one's order may have left it a cold clock or a busy neighbour
-    kept = {form: min((p[form] for p in passes), key=statistics.median) for form in (before, after)}
+    kept = launch_times(before, after)
     ms_before, ms_after = statistics.median(kept[before]), statistics.median(kept[after])
     return Measured(slowdown=round((ms_before / before.bytes) / (ms_after / after.bytes), 3),
                     ms_before=round(ms_before, 4), ms_after=round(ms_after, 4),
-                    gpu=torch.cuda.get_device_name(), spread=round(max(_spread(t) for t in kept.values()), 4),
+                    gpu=torch.cuda.get_device_name(), spread=round(max(spread(t) for t in kept.values()), 4),
                     outputs_agree=agree)
 
 
-def _outputs_agree(before: _Form, after: _Form, torch) -> bool:
+def launch_times(*forms: Form) -> dict:
+    """Form -> milliseconds of its launches: each warmed up, then timed in two passes (the second in
+    the opposite order), keeping each form's quieter pass: the other order may have left it a cold
+    clock or a busy neighbour."""
+    import torch
+
+    flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
+    for form in forms:
+        for _ in range(WARMUP):
+            form.launch()
+    passes = [{form: _launch_times(form, flush, torch) for form in order} for order in (forms, forms[::-1])]
+    return {form: min((p[form] for p in passes), key=statistics.median) for form in forms}
+
+
+def spread(times: list) -> float:
+    """The interquartile range over the median."""
+    q1, _, q3 = statistics.quantiles(times, n=4)
+    return (q3 - q1) / statistics.median(times)
+
+
+def _outputs_agree(before: Form, after: Form, torch) -> bool:
     """One launch of each on the same inputs, then every buffer compared (the outputs among them)."""
     before.launch()
     after.launch()
@@ -143,7 +160,7 @@ def _outputs_agree(before: _Form, after: _Form, torch) -> bool:
         for b, a in zip(before.tensors, after.tensors))
 
 
-def _launch_times(form: _Form, flush, torch) -> list:
+def _launch_times(form: Form, flush, torch) -> list:
     """Milliseconds of each of enough single launches to move MOVED_BYTES, each after the L2 flush."""
     count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, math.ceil(MOVED_BYTES / max(form.bytes, 1))))
     events = []
@@ -157,8 +174,3 @@ def _launch_times(form: _Form, flush, torch) -> list:
     torch.cuda.synchronize()
     return [start.elapsed_time(end) for start, end in events]
 
-
-def _spread(times: list) -> float:
-    """The interquartile range over the median."""
-    q1, _, q3 = statistics.quantiles(times, n=4)
-    return (q3 - q1) / statistics.median(times)

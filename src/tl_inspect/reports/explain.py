@@ -132,7 +132,7 @@ def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles) 
     return ExplainGroup(
         title=title, evidence=tuple(evidence_lines(kernel, access.line, access.cuda_lines, sources)[1:]),
         steps=tuple(steps), outcome=f"stopped at step {len(steps)}." if failed else _unfailed(access),
-        line=access.line, cost=access_cost_text(access), proof=_proof(access), cuda_change=access.proof)
+        line=access.line, cost=access_cost_text(access, kernel.cost_table), proof=_proof(access), cuda_change=access.proof)
 
 
 def _proof(access: Access) -> str:

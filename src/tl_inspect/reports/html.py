@@ -21,6 +21,7 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
+from tl_inspect.analysis import cost_table
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, RunResult
 from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, run_summary, severity_counts
 from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_accesses
@@ -325,7 +326,7 @@ def write_html(run: RunResult, directory: str) -> list[str]:
     env = _environment()
     os.makedirs(os.path.join(directory, "rules"), exist_ok=True)
     common = {"assets": copy_assets(directory), "version": run.version, "arch": run.arch, "anchor": "",
-              "rule_links": True}
+              "rule_links": True, "cost_table": cost_table.of(run.cost_table).describe()}
     written = []
 
     def render(template: str, path: str, root: str, **context) -> None:

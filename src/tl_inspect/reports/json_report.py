@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from tl_inspect.analysis import cost_table
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import cases_line, file_groups, run_summary
@@ -39,6 +40,7 @@ def kernel_entries(run: RunResult) -> list[dict]:
 def as_document(run: RunResult) -> dict:
     return {
         "tool": "tl-inspect", "version": run.version, "schema": SCHEMA_VERSION, "arch": run.arch,
+        "cost_table": cost_table.of(run.cost_table).as_dict(),
         "kernels": kernel_entries(run),
         "files": [{"path": f.path, "error": f.error, "notes": list(f.notes), "cached": f.cached,
                    "needs_cases": cases_line(f.needs_cases) if f.needs_cases else None}

@@ -3,7 +3,8 @@ one line per finding add its cost here, in one wording."""
 
 from __future__ import annotations
 
-from tl_inspect.analysis.cost import LAUNCH_BYTES, LAUNCH_NS
+from tl_inspect.analysis import cost_table
+from tl_inspect.analysis.cost_table import CostTable
 from tl_inspect.model import Access, Cost, Finding, Measured, Proof
 from tl_inspect.reports.common import byte_size
 from tl_inspect.wording import byte_count
@@ -13,7 +14,8 @@ def cost_sentence(cost: Cost) -> str:
     """"Estimated 2.62x slower for the whole kernel on an H200 (fp16 loads ..., 2.62x per access).\""""
     measured = cost.basis.split(":")[0]
     per_access = f", {cost.per_access:.2f}x per access" if cost.per_access is not None else ""
-    return (f"Estimated {cost.estimate:.2f}x slower for the whole kernel on an H200 ({measured}{per_access})"
+    table = cost_table.of(cost.table)
+    return (f"Estimated {cost.estimate:.2f}x slower for the whole kernel {table.on_gpu} ({measured}{per_access})"
             f"{size_caveat(cost)}{measured_clause(cost.measured, cost.unmeasured)}.")
 
 
@@ -35,10 +37,11 @@ def measured_text(measured: Measured) -> str:
 def size_caveat(cost: Cost) -> str:
     """", once it moves more than about 11 MB a launch: this one moves 12.0 KiB, which the launch's
     2.5 us hides" for a launch too small for its loss to show; "" otherwise."""
-    if cost.launch_bytes is None or cost.launch_bytes >= LAUNCH_BYTES:
+    table = cost_table.of(cost.table)
+    if cost.launch_bytes is None or cost.launch_bytes >= table.launch_bytes:
         return ""
-    return (f", once it moves more than about {LAUNCH_BYTES / 1e6:.0f} MB a launch: this one moves "
-            f"{byte_size(cost.launch_bytes)}, which the launch's {LAUNCH_NS / 1000:g} us hides")
+    return (f", once it moves more than about {table.launch_bytes / 1e6:.0f} MB a launch: this one moves "
+            f"{byte_size(cost.launch_bytes)}, which the launch's {table['launch_ns'] / 1000:.3g} us hides")
 
 
 def headline(finding: Finding) -> str:
@@ -50,13 +53,14 @@ def headline(finding: Finding) -> str:
 HIDDEN_BY = {"compute": "as its arithmetic takes longer than its memory traffic"}
 
 
-def access_cost_text(access: Access) -> str:
-    """"2.93x per access on an H200; 2.93x for the whole kernel (lanes 16 B apart ...)", "" without a cost."""
+def access_cost_text(access: Access, table: CostTable | None) -> str:
+    """"2.93x per access on an H200; 2.93x for the whole kernel (lanes 16 B apart ...)", "" without a cost;
+    `table` is the one the kernel was priced with (None: the shipped one)."""
     if access.cost is None:
         return ""
     kernel_cost = f"; {access.kernel_cost:.2f}x for the whole kernel" if access.kernel_cost else ""
     hidden = f", {HIDDEN_BY[access.reason]}" if access.reason in HIDDEN_BY else ""
-    return (f"{access.cost:.2f}x per access on an H200{kernel_cost}{hidden} ({access.cost_basis})"
+    return (f"{access.cost:.2f}x per access {cost_table.of(table).on_gpu}{kernel_cost}{hidden} ({access.cost_basis})"
             f"{measured_clause(access.measured, access.unmeasured)}")
 
 

@@ -11,6 +11,7 @@ import pathlib
 import urllib.parse
 from typing import TextIO
 
+from tl_inspect.analysis import cost_table
 from tl_inspect.baseline import Fingerprints
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
@@ -104,7 +105,8 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                              "toolExecutionNotifications": notifications}],
             "results": results,
             "columnKind": "unicodeCodePoints",
-            "properties": {"arch": run.arch, "summary": run_summary(run).as_dict()},
+            "properties": {"arch": run.arch, "cost_table": cost_table.of(run.cost_table).as_dict(),
+                           "summary": run_summary(run).as_dict()},
         }],
     }
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tl_inspect.analysis import cost_table
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, ledger_short, run_summary, severity_counts
@@ -180,6 +181,10 @@ def _totals(run: RunResult, failed: int) -> Text:
     if failed:
         text.append("; ")
         text.append(f"{failed} could not be inspected", SEVERITY_STYLE["error"])
+    # every estimate's sentence names its GPU; a table other than the shipped one also says where it came from
+    if run.cost_table is not None and run.cost_table.origin != cost_table.SHIPPED and any(
+            f.cost is not None for f in run.findings):
+        text.append(f"\nEstimates priced with {run.cost_table.describe()}")
     summary = run_summary(run)
     text.append(f"\nFiles: {summary.phrase()}")
     for path, line in summary.needing_cases:

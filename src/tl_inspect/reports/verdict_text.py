@@ -4,6 +4,7 @@ line, the CUDA lines, the cause, the cost and the proof. The pytest assertions f
 
 from __future__ import annotations
 
+from tl_inspect.analysis import cost_table
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof
 from tl_inspect.reports.phrases import measured_clause, proof_summary
 from tl_inspect.sources import SourceFiles
@@ -31,7 +32,8 @@ def access_text(kernel: KernelArtifact, access: Access, findings=(), sources: So
         lines.append(f"  reason  {access.reason}")
     if access.cost is not None:
         kernel_cost = f", {access.kernel_cost:.2f}x for the kernel" if access.kernel_cost else ""
-        lines.append(f"  cost    {access.cost:.2f}x per access{kernel_cost} on an H200 ({access.cost_basis})"
+        lines.append(f"  cost    {access.cost:.2f}x per access{kernel_cost} {cost_table.of(kernel.cost_table).on_gpu} "
+                     f"({access.cost_basis})"
                      f"{measured_clause(access.measured, access.unmeasured)}")
     if access.proof is not None:
         lines += proof_lines(access.proof)
@@ -48,7 +50,8 @@ def finding_text(kernel: KernelArtifact, finding: Finding, sources: SourceFiles 
     lines = [f"{finding.file}:{finding.line}: {finding.rule} [{finding.slug}] {finding.message}"]
     lines += evidence_lines(kernel, finding.line, finding.cuda_lines, sources)[1:]
     if finding.cost is not None:
-        lines.append(f"  cost    {finding.cost.estimate:.2f}x for the kernel on an H200 ({finding.cost.basis})"
+        lines.append(f"  cost    {finding.cost.estimate:.2f}x for the kernel {cost_table.of(finding.cost.table).on_gpu} "
+                     f"({finding.cost.basis})"
                      f"{measured_clause(finding.cost.measured, finding.cost.unmeasured)}")
     if finding.proof is not None:
         lines += proof_lines(finding.proof)

@@ -52,7 +52,7 @@ class VerdictRule(Rule):
                 cuda_lines=cuda or None, expected_bits=worst.max_bits, emitted_bits=worst.bits,
                 cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike), per_access=worst.cost,
                           launch_bytes=_launch_bytes(ctx.kernel), measured=worst.measured,
-                          unmeasured=worst.unmeasured),
+                          unmeasured=worst.unmeasured, table=ctx.kernel.cost_table),
                 proof=worst.proof,
             )
 
