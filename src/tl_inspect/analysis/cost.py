@@ -57,11 +57,13 @@ def _term(name: str, what: str, case: str, bound: str = MEMORY, of_what: str = "
 #   held_narrow_loads 1.67, _spilled 5.38: TileOPs' reduce over bf16 rows of 4095, each element loaded on its
 #     own under `j < N` into a float32 fragment, against rows of 4096: 1.19-1.22x at 8 and 16 per thread, 1.77x
 #     at 32, 1.57x at 64, 5.38x at 128 (ncu on the mean: 56 registers against 26, 56 % occupancy against 100 %);
-#   interleaved_loads 1.96: SwiGLU over gate/up pairs, 32768 x 8192 fp16, 0.420 ms against 0.256 ms reading
-#     contiguous halves, the two loads two thirds of the kernel's bytes;
+#   interleaved_loads 1.16: SwiGLU over gate/up pairs against contiguous halves, 32768 x 8192 fp16, 1.146x and
+#     1.156x for the kernel in two `tl-inspect calibrate` runs (an earlier 1.96 timed a halves kernel at 5.9 TB/s,
+#     above the H200's peak: it read less than it was credited with);
 #   staged_half_vector 1.32: one uint2 load per thread into shared memory before a barrier (16 KB in flight per
 #     SM against 32 KB), 1.16x for a copy whose load is half its bytes;
-#   transposed_load 2.74, transposed_store 12.8: kernels moving half their bytes so, 1.93x and 6.97x;
+#   transposed_load 2.74, transposed_store 12.8 (at 2 bytes): kernels moving half their bytes so, 1.93x and
+#     6.97x (a bf16 KV append); an fp32 transpose written by column measured 2.98x, which would give 10.0;
 #   spread_store_*: fp16 add at N = 2^28 + 1 with 4, 8 and 16 elements per thread (0.506, 0.973, 0.851 ms),
 #     fp8 stores 8 B apart: 4.0, 2.1 and 2.4 bytes per SM cycle;
 #   lone_thread_walk 8.77: 8192 fp32 rows of 16384, 1.038 ms against 0.118 ms for 128 threads reducing a

@@ -72,9 +72,8 @@ class CostTable:
     @property
     def launch_bytes(self) -> int:
         """What moves at full speed in the time a launch takes: below it, the launch hides most of what
-        an access loses, and an estimate holds for larger sizes (on the H200 2.5 us: fp16 add with a tail
-        guard against its aligned twin, 1.05x at 2^16 elements, 1.17x at 2^18, 1.63x at 2^20, 2.5x from
-        2^22 on)."""
+        an access loses, and an estimate holds for larger sizes (on the H200 an fp16 add with a tail guard
+        against its aligned twin: 1.05x at 2^16 elements, 1.17x at 2^18, 1.63x at 2^20, 2.5x from 2^22 on)."""
         return int(self["launch_ns"] * self["full_speed_bytes_per_ns"])
 
     def describe(self) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tl_inspect.analysis import cost, cost_table
 from tl_inspect.analysis.cost_table import CostTable
-from tl_inspect.calibration.suite import LAUNCH, RATIO, TIME
+from tl_inspect.calibration.suite import RATIO
 
 SEARCH_SPAN = 64  # the bisection looks from the base value / 64 to the base value x 64
 STEPS = 60
@@ -69,21 +69,21 @@ class Timed:
 
 
 def predicted_ns(form: Priced, nbytes: int, base: CostTable, term: str, value: float) -> float:
-    """The model's time for `form` moving `nbytes` with the term at `value` (the rest as in `base`)."""
+    """The model's time for `form` moving `nbytes` with the term at `value` (the rest as in `base`): its
+    busiest resource's, after the launch's own (which the estimates leave out: they are for launches
+    large enough that it does not count, and say so below `CostTable.launch_bytes`)."""
     scale = value / base[term]
     replaced = {id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
                 for a in form.accesses if a.cost_term == term and a.cost}
     table = base.with_term(term, value)
     with cost_table.using(table):
         units = cost.kernel_time(form.accesses, replaced, workload=form.workload)
-    return units * nbytes / table["full_speed_bytes_per_ns"]
+    return units * nbytes / table["full_speed_bytes_per_ns"] + table["launch_ns"]
 
 
 def fit_case(timed: Timed, bad: Priced | None, good: Priced, base: CostTable) -> float | None:
     """The term's value that makes the model predict the case's measurement; None when none does."""
-    if timed.fit == LAUNCH:
-        return timed.measured
-    if timed.fit == TIME:
+    if timed.fit != RATIO:
         def predict(x):
             return predicted_ns(good, timed.bytes_good, base, timed.term, x)
     else:
