@@ -20,3 +20,6 @@ class Job:
     max_inferred: int = 16  # inferred cases per factory
     # --measure: the file (inspector.device.Budget) holding the run's measuring seconds left; "" measures nothing
     measure_budget: str = ""
+    # the file's text to inspect in place of what is on disk: a fix being verified (tl_inspect.fixes), which
+    # must not touch the user's file; None: the file as it is
+    source: str | None = None
