@@ -10,6 +10,8 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from tl_inspect import ir
+from tl_inspect.fixes import fix_from
+from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 from tl_inspect.rules.padded_denominator.flow import Padding, PaddingFlow, Division
 
@@ -106,6 +108,18 @@ class DividedByPaddedLength(Violation):
         return (f"{_sum_over(self.sums)} is divided by {self.length}, the padded length, but "
                 f"{self.padding.describe()}; the padding adds zeros to the sum, not to the count")
 
+    def fix_title(self) -> str:
+        return _divide_by(self.padding.limit if self.padding.true is None else str(self.padding.true), self.length)
+
+    def autofix(self, source, finding) -> Fix | None:
+        """The denominator replaced by the name of the true length: the run-time length, or the one name
+        in scope bound to the constant true length."""
+        if self.padding.true is None:
+            name = self.padding.limit if self.padding.limit.isidentifier() else None
+        else:
+            name = _name_of(source, finding.line, self.padding.true)
+        return _true_denominator(source, finding.line, name)
+
 
 @dataclass(frozen=True)
 class DividedByRoundedUpLength(Violation):
@@ -117,6 +131,74 @@ class DividedByRoundedUpLength(Violation):
     def message(self) -> str:
         return f"{_sum_over(self.sums)} is divided by `{self.denominator}`, a length rounded up past the true one"
 
+    def fix_title(self) -> str:
+        true = _rounded_length(cst.parse_expression(self.denominator))
+        return _divide_by(_code(true) if true is not None else "", self.denominator)
+
+    def autofix(self, source, finding) -> Fix | None:
+        """`ceildiv(n, c) * c` replaced by `n`, when `n` is a name."""
+        denominator = _denominator(source, finding.line)
+        true = _rounded_length(denominator) if denominator is not None else None
+        return _true_denominator(source, finding.line, true.value if isinstance(true, cst.Name) else None)
+
+
+def _divide_by(true: str, padded) -> str:
+    if not true:
+        return f"Divide by the true reduction length, not `{padded}` (the padded length)"
+    return f"Divide by the true reduction length `{true}`, not `{padded}` (the padded length)"
+
+
+def _denominator(source, line: int):
+    """The denominator of the first division on `line` (as the rule finds them: `_Collector`)."""
+    rights = [n.right for n in source.nodes(cst.BinaryOperation)
+              if isinstance(n.operator, cst.Divide) and source.start(n.right) == line]
+    return min(rights, key=lambda n: source.positions[n].start.column, default=None)
+
+
+def _rounded_length(node):
+    """`n` of `ceildiv(n, c) * c` (or `c * ceildiv(n, c)`), else None."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        for quotient, factor in ((node.left, node.right), (node.right, node.left)):
+            if _rounds_to(quotient, factor) and isinstance(quotient, cst.Call):
+                return quotient.args[0].value
+    return None
+
+
+def _name_of(source, line: int, value: int) -> str | None:
+    """The one name bound to the integer `value` at module level or in a function around `line`."""
+    scopes = [source.wrapper.module] + [f for f in source.enclosing(cst.FunctionDef, line)]
+    names = set()
+    for scope in scopes:
+        body = scope.body if isinstance(scope, cst.Module) else scope.body.body
+        for statement in body:
+            for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        names.update(_bound(target.target, small.value, value))
+        if isinstance(scope, cst.FunctionDef):
+            names.update(p.name.value for p in scope.params.params
+                         if p.default is not None and _integer(p.default) == value)
+    return names.pop() if len(names) == 1 else None
+
+
+def _bound(target, value, wanted: int):
+    if isinstance(target, cst.Name) and _integer(value) == wanted:
+        yield target.value
+    elif isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
+        for t, v in zip(target.elements, value.elements):
+            yield from _bound(t.value, v.value, wanted)
+
+
+def _integer(node) -> int | None:
+    return int(node.value) if isinstance(node, cst.Integer) and node.value.isdigit() else None
+
+
+def _true_denominator(source, line: int, name: str | None) -> Fix | None:
+    denominator = _denominator(source, line)
+    if name is None or denominator is None or source.code(denominator) == name:
+        return None
+    return fix_from(SAFE, source.text, source.replaced(denominator, cst.Name(name)))
+
 
 @dataclass(frozen=True)
 class DividedByPaddedName(Violation):
@@ -127,6 +209,9 @@ class DividedByPaddedName(Violation):
 
     def message(self) -> str:
         return f"{_sum_over(self.sums)} is divided by {self.reason}, a padded length, not by the true length"
+
+    def fix_title(self) -> str:
+        return _divide_by("", self.reason.split(" = ")[0].strip("`"))
 
 
 class _Source:
