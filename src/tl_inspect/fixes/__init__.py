@@ -6,6 +6,7 @@ fixes applied together, the unified diff. It imports neither libcst nor tilelang
 from __future__ import annotations
 
 import difflib
+import os
 
 from tl_inspect.model import Edit, Fix
 
@@ -64,4 +65,4 @@ def line_map(before: str, after: str) -> dict:
 
 def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+                                        fromfile=f"a/{os.path.normpath(path)}", tofile=f"b/{os.path.normpath(path)}"))
