@@ -63,6 +63,22 @@ def line_map(before: str, after: str) -> dict:
     return mapped
 
 
-def unified_diff(path: str, before: str, after: str) -> str:
+def unified_diff(path: str, before: str, after: str, context: int = 3) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{os.path.normpath(path)}", tofile=f"b/{os.path.normpath(path)}"))
+                                        fromfile=f"a/{os.path.normpath(path)}", tofile=f"b/{os.path.normpath(path)}",
+                                        n=context))
+
+
+def fix_diff(fix: Fix, path: str, text: str) -> str:
+    """One fix as the diff lines a reader needs under its finding: the hunks, one line of context."""
+    diff = unified_diff(path, text, apply_fixes(text, [fix]), context=1)
+    return "".join(diff.splitlines(keepends=True)[2:])
+
+
+def fix_note(fix: Fix) -> str:
+    """"safe fix, verified" / "unsafe fix, verified: apply it with --fix --unsafe-fixes" / "fix not offered: ..."."""
+    if not fix.verified:
+        return f"fix not offered: {fix.refused}"
+    if fix.applicability == "unsafe":
+        return "unsafe fix, verified (it rests on a promise only you can make): apply it with --fix --unsafe-fixes"
+    return "safe fix, verified: apply it with --fix"
