@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -73,6 +74,8 @@ class PaddedDenominator(Rule):
         for site in flow.divisions:
             violation = self._violation(flow, source, site)
             line = source.division_line(site.line) if violation else None
+            if isinstance(violation, DividedByPaddedLength):
+                violation = violation.named(ctx.fix_source, line)
             if line and line not in reported:
                 reported.add(line)
                 ctx.report(line, violation, evidence=[f"TIR: {ir.render(site.expr)}"])
@@ -103,22 +106,26 @@ class DividedByPaddedLength(Violation):
     sums: tuple  # the buffers holding the sums the numerator reads
     length: int
     padding: Padding
+    true_name: str = ""  # the true length as a name in scope: the run-time length, or one bound to the constant
 
     def message(self) -> str:
         return (f"{_sum_over(self.sums)} is divided by {self.length}, the padded length, but "
                 f"{self.padding.describe()}; the padding adds zeros to the sum, not to the count")
 
-    def fix_title(self) -> str:
-        return _divide_by(self.padding.limit if self.padding.true is None else str(self.padding.true), self.length)
-
-    def autofix(self, source, finding) -> Fix | None:
-        """The denominator replaced by the name of the true length: the run-time length, or the one name
-        in scope bound to the constant true length."""
+    def named(self, source, line: int) -> DividedByPaddedLength:
         if self.padding.true is None:
             name = self.padding.limit if self.padding.limit.isidentifier() else None
         else:
-            name = _name_of(source, finding.line, self.padding.true)
-        return _true_denominator(source, finding.line, name)
+            name = _name_of(source, line, self.padding.true)
+        return dataclasses.replace(self, true_name=name or "")
+
+    def fix_title(self) -> str:
+        true = self.true_name or (self.padding.limit if self.padding.true is None else str(self.padding.true))
+        return _divide_by(true, self.length)
+
+    def autofix(self, source, finding) -> Fix | None:
+        """The denominator replaced by the name of the true length."""
+        return _true_denominator(source, finding.line, self.true_name or None)
 
 
 @dataclass(frozen=True)
