@@ -30,7 +30,7 @@ class FixSource:
         return self.positions[node].start.line
 
     def nodes(self, kind, line: int | None = None) -> list:
-        """Nodes of `kind` (innermost first) that start on `line`, or all of them when None."""
+        """Nodes of `kind` that start on `line` (all of them when None), the last to start first."""
         found = [n for n, p in self.positions.items() if isinstance(n, kind) and (line is None or p.start.line == line)]
         return sorted(found, key=lambda n: (self.positions[n].start.line, self.positions[n].start.column), reverse=True)
 
