@@ -107,6 +107,7 @@ class DividedByPaddedLength(Violation):
     length: int
     padding: Padding
     true_name: str = ""  # the true length as a name in scope: the run-time length, or one bound to the constant
+    written: str = ""  # the denominator as the user wrote it, `BLOCK_N`
 
     def message(self) -> str:
         return (f"{_sum_over(self.sums)} is divided by {self.length}, the padded length, but "
@@ -117,11 +118,13 @@ class DividedByPaddedLength(Violation):
             name = self.padding.limit if self.padding.limit.isidentifier() else None
         else:
             name = _name_of(source, line, self.padding.true)
-        return dataclasses.replace(self, true_name=name or "")
+        denominator = _denominator(source, line)
+        return dataclasses.replace(self, true_name=name or "",
+                                   written=source.code(denominator) if denominator is not None else "")
 
     def fix_title(self) -> str:
         true = self.true_name or (self.padding.limit if self.padding.true is None else str(self.padding.true))
-        return _divide_by(true, self.length)
+        return _divide_by(true, self.written or self.length)
 
     def autofix(self, source, finding) -> Fix | None:
         """The denominator replaced by the name of the true length."""
