@@ -280,7 +280,7 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
     """Check the rules and write every output: rules and renderers recurse on expression depth."""
     texts = SourceFiles()
     reports, complete = check_files(jobs, files, settings, rules, texts)
-    diffs = None
+    diffs, fix_failed = None, False
     if options.fix or options.diff or options.unsafe_fixes or options.show_fixes:
         files, reports, diffs, fix_failed = _fixes(options, settings, rules, jobs, files, reports, texts)
         if options.fix:
