@@ -65,7 +65,7 @@ def test_fix_applies_the_safe_fixes_then_changes_nothing_and_unsafe_ones_need_th
     assert done.returncode == 1, done.stderr
     # bad_layer_norm divides by the padded length twice
     assert f"fixed {len(SAFE_FIXES) + 1} findings in {len(SAFE_FIXES)} files" in done.stderr, done.stderr
-    assert "Divide by the true reduction length `N`, not `1024`" in done.stderr
+    assert "Divide by the true reduction length `N`, not `BLOCK_N`" in done.stderr
     assert "TLV004 missing-clear (safe)" in done.stderr
 
     again = run_cli(".", "--fix", "--format", "json", "-j", "2", cwd=tmp_path)
