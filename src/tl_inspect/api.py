@@ -9,7 +9,7 @@ compile path, so the verdicts, proofs and findings are the ones the command line
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from tl_inspect import __version__
@@ -98,6 +98,8 @@ class Report:
     """Everything one inspection produced: its kernels, in file then definition order."""
 
     run: RunResult
+    # (jobs, settings, rules) the files were inspected with: a fix is verified by inspecting them so again
+    inputs: tuple = field(default=(), repr=False, compare=False)
 
     @property
     def kernels(self) -> tuple[Kernel, ...]:
@@ -123,6 +125,32 @@ class Report:
                 return kernel
         raise KeyError(f"no kernel {name!r} among {[k.name for k in kernels]}")
 
+    def fixed_source(self, path: str | None = None, unsafe: bool = False) -> str:
+        """The text of the inspected file `path` (without it, the only file) with every verified safe fix
+        applied, and the unsafe ones too with `unsafe=True`: what `tl-inspect --fix` would write. The file
+        itself is not touched; a file without a verified fix comes back as it is."""
+        from tl_inspect.deepstack import call_on_deep_stack
+        from tl_inspect.fixes.verify import Fixer
+        from tl_inspect.inspector import inspect_jobs
+        from tl_inspect.model import SAFE, UNSAFE
+        from tl_inspect.sources import SourceFiles
+
+        jobs, settings, rules = self.inputs
+        paths = [job.path for job in jobs]
+        if path is None and len(set(paths)) != 1:
+            raise ValueError(f"the report holds {len(set(paths))} files: name one of {sorted(set(paths))}")
+        wanted = [i for i, job in enumerate(jobs) if path is None or os.path.samefile(job.path, path)]
+        if not wanted:
+            raise KeyError(f"{path} is not one of the inspected files {sorted(set(paths))}")
+        job, file = jobs[wanted[0]], self.run.files[wanted[0]]
+        texts = SourceFiles()
+        fixer = Fixer(settings, rules, lambda batch: inspect_jobs(batch, workers=settings.jobs,
+                                                                   max_memory=settings.max_memory))
+        reports = [r for r in self.run.reports if r.kernel.file == job.path]
+        states = call_on_deep_stack(fixer.start, [job], [file], reports, texts)
+        fixed = call_on_deep_stack(fixer.fix, states, (SAFE, UNSAFE) if unsafe else (SAFE,))
+        return fixed[0].text if fixed else texts.text(job.path)
+
     def __iter__(self) -> Iterator[Kernel]:
         return iter(self.kernels)
 
@@ -146,7 +174,7 @@ class Report:
 
 
 def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measure: bool = False,
-            measure_budget: float = 60.0, gpu: str | None = None, **factory_args) -> Report:
+            measure_budget: float = 60.0, gpu: str | None = None, fixes: bool = False, **factory_args) -> Report:
     """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,
     prefixes or slugs; default: the configuration's selection, else every rule on by default).
 
@@ -157,7 +185,8 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
     `arch`, each kernel with a costly finding against its proof's variant, for at most `measure_budget`
     seconds (`Cost.measured`); without such a GPU it raises `tl_inspect.inspector.device.NoGpu`. `gpu` names
     the GPU whose cost table prices the estimates (default: the one `tl-inspect calibrate` fitted for a GPU
-    here, else the shipped H200 one)."""
+    here, else the shipped H200 one). `fixes=True` verifies each finding's fix by inspecting a fixed copy of
+    its file (`Finding.autofix`: verified, or why it is refused), as `tl-inspect --show-fixes` does."""
     from tl_inspect.checking import all_rules, check_files
     from tl_inspect.config import find_config, load_config, resolve_settings
     from tl_inspect.deepstack import call_on_deep_stack
@@ -175,9 +204,19 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
             jobs, files = _inspect_paths(os.fspath(obj), settings, prove, budget, table, factory_args)
         else:
             jobs, files = _inspect_object(obj, settings.arch, prove, budget, table, factory_args)
-    reports, _ = call_on_deep_stack(check_files, jobs, files, settings, rules, SourceFiles())
+    texts = SourceFiles()
+    reports, _ = call_on_deep_stack(check_files, jobs, files, settings, rules, texts)
+    if fixes:
+        from tl_inspect.fixes.verify import Fixer
+        from tl_inspect.inspector import inspect_jobs
+
+        fixer = Fixer(settings, rules, lambda batch: inspect_jobs(batch, workers=settings.jobs,
+                                                                   max_memory=settings.max_memory))
+        judged = {(r.kernel.file, r.kernel.name): r for s in call_on_deep_stack(fixer.start, jobs, files, reports, texts)
+                  for r in s.reports}
+        reports = [judged.get((r.kernel.file, r.kernel.name), r) for r in reports]
     return Report(RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
-                            rules=settings.rules, cost_table=table))
+                            rules=settings.rules, cost_table=table), inputs=(tuple(jobs), settings, rules))
 
 
 def _inspect_paths(target: str, settings, prove: bool, budget: str, table, factory_args: dict):

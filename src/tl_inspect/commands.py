@@ -78,6 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measure-budget", type=float, default=MEASURE_BUDGET_SECONDS, metavar="SECONDS",
                    help=f"seconds the run may spend measuring (default {MEASURE_BUDGET_SECONDS:g}); findings "
                         f"left over say so")
+    p.add_argument("--fix", action="store_true",
+                   help="apply the verified safe fixes to the files (each fix is checked first by inspecting a "
+                        "fixed copy: the finding gone, nothing new, every kernel compiling)")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix or --diff, also the verified unsafe fixes (they may change what a kernel computes "
+                        "or rest on a promise such as T.assume); alone, verify and show them")
+    p.add_argument("--diff", action="store_true",
+                   help="print the unified diff of the verified fixes and write nothing (exit 1 when there is one)")
+    p.add_argument("--show-fixes", action="store_true",
+                   help="verify each finding's fix and show it with the finding; with --fix, also list what was fixed")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--fail-on", choices=SEVERITIES, help="lowest severity that fails the run (default info)")
     p.add_argument("--statistics", action="store_true",
@@ -299,6 +309,11 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
     """Check the rules and write every output: rules and renderers recurse on expression depth."""
     texts = SourceFiles()
     reports, complete = check_files(jobs, files, settings, rules, texts)
+    diffs, fix_failed = None, False
+    if options.fix or options.diff or options.unsafe_fixes or options.show_fixes:
+        files, reports, diffs, fix_failed = _fixes(options, settings, rules, jobs, files, reports, texts)
+        if options.fix:
+            texts = SourceFiles()  # the fixed files as written
     run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
                     rules=settings.rules, cost_table=table)
     notes = []
@@ -313,7 +328,10 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
     if changes and options.new_only:
         run = _keep(run, lambda f: changes.changed(f.file, f.line, f.end_line or f.line))
 
-    _write_report(run, options)
+    if diffs is None or options.output:
+        _write_report(run, options)
+    if diffs is not None:
+        sys.stdout.write("".join(diffs))
     for note in notes:
         print(note, file=sys.stderr)
     try:
@@ -329,7 +347,69 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
         raise UsageError(f"{exc.filename}: cannot write: {exc.strerror}") from None
     if options.write_baseline:
         return EXIT_ERROR if run.has_errors else EXIT_CLEAN
-    return exit_status(run, settings.fail_on, options.exit_zero)
+    if diffs is not None:
+        # ruff's --diff: 1 when there is a fix to apply, whatever else remains
+        return EXIT_ERROR if run.has_errors or fix_failed else EXIT_FINDINGS if diffs else EXIT_CLEAN
+    return EXIT_ERROR if fix_failed else exit_status(run, settings.fail_on, options.exit_zero)
+
+
+def _fixes(options: argparse.Namespace, settings: Settings, rules: list, jobs: list, files: list, reports: list,
+           texts: SourceFiles):
+    """Verify the findings' fixes; with --fix write them, with --diff phrase them. Returns the files and
+    reports to report (after --fix, those of the fixed files), the diffs (None without --diff) and whether
+    a fixed file could not be written."""
+    from tl_inspect.fixes import unified_diff
+    from tl_inspect.fixes.verify import Fixer, Unwritable, write_fixed
+    from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, inspect_jobs
+    from tl_inspect.model import SAFE, UNSAFE
+
+    fixer = Fixer(settings, rules, lambda batch: inspect_jobs(
+        batch, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
+        max_memory=settings.max_memory))
+    states = fixer.start(jobs, files, reports, texts)
+    shown = {state.job.path: state for state in states}
+    failed = False
+    diffs = None
+    if options.fix or options.diff:
+        fixed = [s for s in fixer.fix(states, (SAFE, UNSAFE) if options.unsafe_fixes else (SAFE,)) if s.changed]
+        if options.diff:
+            diffs = [unified_diff(s.job.path, s.original, s.text) for s in fixed]
+        else:
+            for state in fixed:
+                try:
+                    write_fixed(state)
+                except Unwritable as exc:
+                    print(f"tl-inspect: error: {exc}", file=sys.stderr)
+                    failed = True
+                    continue
+                shown[state.job.path] = state
+            _print_fixed([shown[s.job.path] for s in fixed if shown[s.job.path] is s], options.show_fixes)
+    by_path = {path: state.reports for path, state in shown.items()}
+    results = {path: state.result for path, state in shown.items()}
+    seen: set = set()
+    out = []
+    for report in reports:
+        path = report.kernel.file
+        if path not in by_path:
+            out.append(report)
+        elif path not in seen:
+            seen.add(path)
+            out.extend(by_path[path])
+    return [results.get(f.path, f) for f in files], out, diffs, failed
+
+
+def _print_fixed(states: list, each: bool) -> None:
+    """ruff's summary of a --fix run on stderr, and with --show-fixes what was fixed in each file."""
+    count = sum(len(s.applied) for s in states)
+    if not count:
+        return
+    print(f"tl-inspect: fixed {count} finding{'s' if count != 1 else ''} in {len(states)} "
+          f"file{'s' if len(states) != 1 else ''}", file=sys.stderr)
+    if each:
+        for state in states:
+            print(f"  {state.job.path}:", file=sys.stderr)
+            for f in state.applied:
+                print(f"    line {f.line}: {f.rule} {f.slug} ({f.autofix.applicability}): {f.fix}", file=sys.stderr)
 
 
 def _keep(run: RunResult, keep) -> RunResult:

@@ -333,6 +333,45 @@ class FileResult:
     dependencies: tuple = ()  # (kind, name, digest) of the sources, files and variables read (inspector.inputs)
 
 
+SAFE, UNSAFE = "safe", "unsafe"  # a fix's applicability, in ruff's meaning
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Lines `line` up to `end_line` (not included) of the user's file replaced by `content`, whole lines
+    each ending in a newline; `end_line == line` inserts before `line`."""
+
+    line: int
+    end_line: int
+    content: str
+
+    def as_dict(self) -> dict:
+        # ruff's edit: 1-based rows and columns, the end exclusive
+        return {"content": self.content, "location": {"row": self.line, "column": 1},
+                "end_location": {"row": self.end_line, "column": 1}}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rule's source edit that removes its finding (tl_inspect.fixes). `unsafe` may change what the kernel
+    computes or rests on a promise only the user can make. Offered only once `verified`: applied to a copy of
+    the file that was then inspected again; `refused` says why a fix failed that."""
+
+    applicability: str  # SAFE | UNSAFE
+    edits: tuple  # Edit, in line order
+    verified: bool = False
+    refused: str = ""
+
+    @property
+    def judged(self) -> bool:
+        return self.verified or bool(self.refused)
+
+    def as_dict(self) -> dict:
+        if not self.verified:
+            return {"applicability": self.applicability, "verified": False, "edits": [], "refused": self.refused}
+        return {"applicability": self.applicability, "verified": True, "edits": [e.as_dict() for e in self.edits]}
+
+
 @dataclass(frozen=True)
 class Finding:
     """One rule's remark on one line: `name` and `args` are its structured form (LLVM's remark name and
@@ -357,6 +396,7 @@ class Finding:
     proof: Proof | None = None  # vectorization findings: the kernel rebuilt without the cause
     name: str = ""  # CamelCase remark name, "MisalignedRows"
     args: tuple = ()  # (field, value) pairs of the remark, values JSON-ready
+    autofix: Fix | None = None  # the rule's source edit; reported once judged (--fix, --diff, --show-fixes)
 
     def as_dict(self) -> dict:
         data = {
@@ -373,6 +413,8 @@ class Finding:
             data["cost"] = self.cost.as_dict()
         if self.proof is not None:
             data["proof"] = self.proof.as_dict()
+        if self.autofix is not None and self.autofix.judged:
+            data["autofix"] = self.autofix.as_dict()
         return data
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 class SourceFiles:
     """Text and lines of files by path; a file that cannot be read has no lines and empty text."""
 
-    def __init__(self):
-        self._texts: dict[str, str | None] = {}
+    def __init__(self, texts: dict[str, str] | None = None):
+        # `texts`: files held in memory (a fix being verified), read in place of what is on disk
+        self._texts: dict[str, str | None] = dict(texts or {})
 
     def _read(self, path: str) -> str | None:
         if path not in self._texts:

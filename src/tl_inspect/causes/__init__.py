@@ -87,6 +87,12 @@ class CauseKind:
         """The PrimFunc `func` with the change made (None when it cannot be made); worker only."""
         return None
 
+    @staticmethod
+    def autofix(cause: Cause, source, finding):
+        """The proof's change made in the user's file (a `tl_inspect.model.Fix`, built with libcst by
+        `tl_inspect.fixes.source`), or None where no edit of the source makes it."""
+        return None
+
     @classmethod
     def variant(cls, func, cause: Cause):
         """(the PrimFunc `func` with the change made, the change in the user's terms), or None; worker only.

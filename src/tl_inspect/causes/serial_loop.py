@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from tl_inspect.causes import CauseKind
 from tl_inspect.causes._walks import staged_change, written_name
-from tl_inspect.model import Cause
+from tl_inspect.model import SAFE, Cause
 
 
 class SerialLoop(CauseKind):
@@ -50,3 +50,23 @@ class SerialLoop(CauseKind):
             return stage_loads(func, c.lane_var, c.loop_line, c.width)
         return vectorize_loop(func, c.lane_var, c.loop_line)
 
+
+    @staticmethod
+    def autofix(c: Cause, source, finding):
+        """`for v in T.serial(n)` written `for v in T.vectorized(n)`: the loop the proof vectorized."""
+        import libcst as cst
+
+        from tl_inspect.fixes import fix_from
+        from tl_inspect.fixes.source import call_name
+
+        if c.accumulates or not c.lane_var:
+            return None
+        name = written_name(c.lane_var)
+        for loop in source.enclosing(cst.For, finding.line):
+            call = loop.iter
+            if isinstance(loop.target, cst.Name) and loop.target.value == name:
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call_name(call) == "serial"):
+                    return None
+                vectorized = call.with_changes(func=call.func.with_changes(attr=cst.Name("vectorized")))
+                return fix_from(SAFE, source.text, source.replaced(call, vectorized))
+        return None

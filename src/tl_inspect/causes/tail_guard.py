@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tl_inspect.causes import CauseKind, round_up
-from tl_inspect.causes._length import aligned_arguments, length_change, length_rewrite
+from tl_inspect.causes._length import aligned_arguments, assume_fix, length_change, length_rewrite
 from tl_inspect.model import Cause
 from tl_inspect.wording import article
 
@@ -40,6 +40,10 @@ class TailGuard(CauseKind):
     @staticmethod
     def rewrite(func, c: Cause):
         return length_rewrite(func, c.bound_value, c.bound, c.width)
+
+    @staticmethod
+    def autofix(c: Cause, source, finding):
+        return assume_fix(c.bound, c.width, source, finding) if c.bound_value is None else None
 
     @staticmethod
     def realign(c: Cause, arguments: dict) -> dict:

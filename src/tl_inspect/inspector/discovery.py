@@ -9,8 +9,10 @@ where tilelang is loaded.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.util
 import inspect
+import linecache
 import os
 import re
 import sys
@@ -70,13 +72,32 @@ def factory_call_of(module, spec: KernelSpec) -> FactoryCall | None:
 
 
 
-def import_user_file(user_file: str):
-    """Execute the user's file as a module named so that its `__main__` block does not run."""
+class _TextLoader(importlib.machinery.SourceFileLoader):
+    """Loads the user's file from a text held in memory, under the file's own path: imports beside it,
+    `__file__` and every line number read as they would from the file itself."""
+
+    def __init__(self, name: str, path: str, text: str):
+        super().__init__(name, path)
+        self.text = text
+
+    def get_code(self, fullname):
+        return compile(self.text, self.path, "exec", dont_inherit=True)
+
+
+def import_user_file(user_file: str, text: str | None = None):
+    """Execute the user's file (or `text` in its place) as a module named so that its `__main__` block
+    does not run."""
     directory = os.path.dirname(user_file)
     if directory not in sys.path:
         sys.path.insert(0, directory)
     name = "tl_inspect_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(user_file))[0])
-    spec = importlib.util.spec_from_file_location(name, user_file)
+    loader = None
+    if text is not None:
+        loader = _TextLoader(name, user_file, text)
+        # tilelang's parser and `inspect` read kernels' source through linecache: an entry without an
+        # mtime is never checked against the file on disk
+        linecache.cache[user_file] = (len(text), None, text.splitlines(keepends=True), user_file)
+    spec = importlib.util.spec_from_file_location(name, user_file, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -195,10 +216,15 @@ def _bound(obj, call) -> dict | str:
 
 def _syntax_tree(module):
     try:
-        with open(module_file(module), encoding="utf-8-sig") as f:
-            return ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError, TypeError):
+        return ast.parse(module_text(module_file(module)))
+    except (SyntaxError, ValueError, TypeError):
         return None
+
+
+def module_text(path: str) -> str:
+    """The text the module at `path` was executed from: linecache holds it, from memory for a fix being
+    verified, else from the file."""
+    return "".join(linecache.getlines(path))
 
 
 def module_file(module) -> str:

@@ -40,10 +40,11 @@ def module_level_call(module, name: str) -> tuple[object, dict] | None:
 @functools.lru_cache(maxsize=16)
 def _top_level_calls(path: str) -> dict:
     """Name -> the call assigned to it once at the top level of the file at `path`."""
+    from tl_inspect.inspector.discovery import module_text
+
     try:
-        with open(path, encoding="utf-8") as source:
-            tree = ast.parse(source.read())
-    except (OSError, SyntaxError, ValueError):
+        tree = ast.parse(module_text(path))
+    except (SyntaxError, ValueError):
         return {}
     calls: dict = {}
     for stmt in tree.body:

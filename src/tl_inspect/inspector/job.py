@@ -24,3 +24,6 @@ class Job:
     measure_budget: str = ""
     # the numbers accesses are priced with (--gpu, a fitted table of this machine's GPU); None: the shipped one
     cost_table: CostTable | None = None
+    # the file's text to inspect in place of what is on disk: a fix being verified (tl_inspect.fixes), which
+    # must not touch the user's file; None: the file as it is
+    source: str | None = None

@@ -86,7 +86,7 @@ def _work(job: Job, sink, capture: Capture) -> None:
     capture.mark()
     # paths are reported as the user gave them, relative to this folder, whatever os.chdir the file does
     home = os.getcwd()
-    module, (import_error, error_line) = discovery.import_user_file(os.path.abspath(job.path))
+    module, (import_error, error_line) = discovery.import_user_file(os.path.abspath(job.path), job.source)
     os.chdir(home)
     _, import_err_text = capture.since_mark()
     _emit(sink, "import", {"error": import_error, "error_line": error_line,

@@ -28,6 +28,7 @@ from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_acces
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.layout_view import layout_view
 from tl_inspect.reports.phrases import measured_clause
+from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
 from tl_inspect.wording import byte_count, plural
@@ -54,6 +55,8 @@ class FindingView:
     proof_before: str = ""
     proof_after: str = ""
     proof_summary: str = ""  # "16 -> 128 bits, lanes 16 B -> 16 B apart"
+    fix_note: str = ""  # once fixes are verified: "safe fix, verified: ...", or why the fix is not offered
+    fix_diff: tuple = ()  # (css class, line) of the verified fix's diff: "add", "del" or "ctx"
 
 
 @dataclass(frozen=True)
@@ -241,7 +244,7 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
     numbers = {id(f): n for n, f in enumerate(stray + [f for line in sorted(placed) for f in placed[line]], 1)}
     py_lines = tuple(
         PyLine(n, text, tuple(py_to_cuda.get(n, ())),
-               tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in placed.get(n, ())),
+               tuple(_finding_view(f, numbers[id(f)], len(cuda_text), sources) for f in placed.get(n, ())),
                n == k.line)
         for n, text in enumerate(source or (), 1)
     )
@@ -249,7 +252,7 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         href=href, name=k.name, file=k.file, line=k.line, arch=k.arch, status=k.status, error=k.error,
         discovered_as=k.discovered_as, vector=k.access_summary(), counts=severity_counts(report.findings),
         py_lines=py_lines, source_missing=source is None,
-        stray=tuple(_finding_view(f, numbers[id(f)], len(cuda_text)) for f in stray),
+        stray=tuple(_finding_view(f, numbers[id(f)], len(cuda_text), sources) for f in stray),
         cuda_lines=cuda_lines, layouts=tuple(layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
         accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses), error_detail=k.error_detail,
@@ -270,10 +273,14 @@ def _access_view(a, cuda_count: int) -> AccessView:
     )
 
 
-def _finding_view(f: Finding, number: int, cuda_count: int) -> FindingView:
+def _finding_view(f: Finding, number: int, cuda_count: int, sources: SourceFiles) -> FindingView:
     bits = f"{f.emitted_bits} of {f.expected_bits} bits" if f.expected_bits is not None else ""
     proof = f.proof
+    fix = f.autofix if f.autofix is not None and f.autofix.judged else None
+    diff = fix_diff(fix, f.file, sources.text(f.file)).splitlines() if fix and fix.verified else []
     return FindingView(
+        fix_note=fix_note(fix) if fix else "",
+        fix_diff=tuple(({"+": "add", "-": "del"}.get(line[:1], "ctx"), line) for line in diff),
         number=number, rule=f.rule, slug=f.slug,
         severity=f.severity if f.severity in SEVERITIES else "info", message=f.message, fix=f.fix,
         line=f.line, end_line=max(f.end_line or f.line, f.line),

@@ -89,6 +89,7 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                         "logicalLocations": [{"name": f.kernel or k.name, "kind": "function"}],
                     }],
                     "partialFingerprints": {FINGERPRINT: digest},
+                    **({"fixes": [_sarif_fix(f, location)]} if f.autofix and f.autofix.verified else {}),
                     "properties": {"slug": f.slug, "name": f.name, "args": dict(f.args), "fix": f.fix,
                                    "kernel": f.kernel or k.name, "cudaLines": list(f.cuda_lines),
                                    **({"measured": f.cost.measured.as_dict()} if f.cost and f.cost.measured
@@ -108,6 +109,17 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
             "properties": {"arch": run.arch, "cost_table": cost_table.of(run.cost_table).as_dict(),
                            "summary": run_summary(run).as_dict()},
         }],
+    }
+
+
+def _sarif_fix(f, location: dict) -> dict:
+    """The verified fix as SARIF's `fix`: whole lines replaced, each region from column 1 of its first line
+    to column 1 of the line after it."""
+    return {
+        "description": {"text": f"{f.fix} ({f.autofix.applicability})"},
+        "artifactChanges": [{"artifactLocation": location, "replacements": [
+            {"deletedRegion": {"startLine": e.line, "startColumn": 1, "endLine": e.end_line, "endColumn": 1},
+             "insertedContent": {"text": e.content}} for e in f.autofix.edits]}],
     }
 
 

@@ -17,6 +17,7 @@ from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, ledger_short, run_summary, severity_counts
 from tl_inspect.reports.phrases import headline
+from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import Sweep, sweeps
 from tl_inspect.wording import plural
@@ -135,6 +136,13 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
     text.append(note, GUTTER)
     text.append("fix: ", "bold green")
     text.append(f.fix + "\n")  # a blank line after each finding
+    if f.autofix is not None and f.autofix.judged:
+        text.append(note, GUTTER)
+        text.append(fix_note(f.autofix) + "\n", "green" if f.autofix.verified else "dim")
+        if f.autofix.verified:
+            for line in fix_diff(f.autofix, f.file, sources.text(f.file)).splitlines():
+                text.append(bar + "   ", GUTTER)
+                text.append(line + "\n", "green" if line.startswith("+") else "red" if line.startswith("-") else "")
     return text
 
 

@@ -30,6 +30,11 @@ class CostlyAccess(Violation):
     def fix_title(self) -> str | None:
         return kind_of(self.cause).fix(self.cause)
 
+    def autofix(self, source, finding):
+        """The proof's change, where the proof showed it removes the cause, as an edit of the user's file."""
+        cause = root(self.cause)
+        return kind_of(cause).autofix(cause, source, finding) if finding.proof is not None else None
+
     def args(self) -> tuple:
         """The emitted accesses, then the cause's fields that apply to it (a fragment's origin by kind)."""
         fields = [(f.name, getattr(self.cause, f.name)) for f in dataclasses.fields(self.cause)]

@@ -19,10 +19,13 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from tl_inspect.analysis.kernel import KernelModel
-from tl_inspect.model import Cost, Finding, KernelArtifact, Proof
+from tl_inspect.model import Cost, Finding, Fix, KernelArtifact, Proof
+
+if TYPE_CHECKING:
+    from tl_inspect.fixes.source import FixSource
 
 EXPECT_MARKER = re.compile(r"#\s*expect:\s*([\w\-, ]+)")
 
@@ -85,6 +88,11 @@ class Violation:
         """The fix in the finding's own terms; None: the rule's general fix."""
         return None
 
+    def autofix(self, source: FixSource, finding: Finding) -> Fix | None:
+        """The source edit that removes `finding`, built from its fields with libcst in the user's names
+        (`tl_inspect.fixes.fix_from`), or None where no mechanical edit does. Offered only once verified."""
+        return None
+
     @property
     def name(self) -> str:
         return type(self).__name__
@@ -138,13 +146,20 @@ class RuleContext:
         if col is None:
             text = self.line_text(line)
             col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
-        self.findings.append(Finding(
+        finding = Finding(
             rule=self.rule.code, slug=self.rule.slug, severity=violation.severity or self.rule.severity,
             message=violation.message(), fix=violation.fix_title() or self.rule.fix, file=self.kernel.file, line=line,
             kernel=self.kernel.name, end_line=end_line, cuda_lines=tuple(cuda_lines),
             evidence=tuple(evidence), expected_bits=expected_bits, emitted_bits=emitted_bits, col=col,
             cost=cost, proof=proof, name=violation.name, args=violation.args(),
-        ))
+        )
+        self.findings.append(dataclasses.replace(finding, autofix=violation.autofix(self.fix_source, finding)))
+
+    @functools.cached_property
+    def fix_source(self) -> FixSource:
+        from tl_inspect.fixes.source import FixSource
+
+        return FixSource(self.source_text)
 
 
 class Rule:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import libcst as cst
+
 from tl_inspect.analysis.kernel import Buffer
 from tl_inspect.analysis.statements import Reduce
+from tl_inspect.fixes import fix_from
+from tl_inspect.fixes.source import call_name
+from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
 SUM_REDUCTIONS = ("sum", "abssum")
@@ -45,6 +50,29 @@ class RoundedSum(Violation):
                     f"{self.dtype}; {MEASURED['reduce']}")
         return (f"`{self.statement}` adds {terms} into the {self.dtype} `{self.buffer}`{declared}: every addition "
                 f"rounds the running sum to {self.dtype}, so the error grows with the length; {MEASURED['store']}")
+
+
+    def fix_title(self) -> str:
+        return (f"Accumulate `{self.buffer}` in float32 (its `T.alloc_*(..., T.float32)`) and cast once when "
+                f"writing the result")
+
+    def autofix(self, source, finding) -> Fix | None:
+        """The accumulator's declared dtype made float32, in the spelling of the user's dtype argument."""
+        statement = source.statement(self.declared_line) if self.declared_line else None
+        assign = statement.body[0] if statement is not None else None
+        call = assign.value if isinstance(assign, cst.Assign) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call_name(call).startswith("alloc_")):
+            return None
+        dtypes = [a.value for i, a in enumerate(call.args) if (a.keyword.value == "dtype" if a.keyword else i == 1)]
+        if not dtypes:
+            return None
+        dtype = dtypes[0]
+        if isinstance(dtype, cst.SimpleString):
+            wide = dtype.with_changes(value=dtype.value[0] + "float32" + dtype.value[-1])
+        else:
+            wide = cst.parse_expression(f"{source.code(call.func.value)}.float32")
+        return fix_from(SAFE, source.text, source.replaced(dtype, wide))
 
 
 class LowPrecisionAccumulation(Rule):

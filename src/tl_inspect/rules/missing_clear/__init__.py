@@ -4,18 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import libcst as cst
+
 from tl_inspect import ir
 from tl_inspect.analysis import initialization as access
 from tl_inspect.analysis.kernel import SHARED_SCOPES
+from tl_inspect.fixes import fix_from
+from tl_inspect.fixes.source import call_name
+from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
-REDUCE_FIX = ("Initialise the output before the first `T.reduce_*(..., clear=False)` with the reduction's "
-              "identity (`T.clear` for a sum, `T.fill(m, -T.infinity(dtype))` for a max), or drop `clear=False`")
+REDUCE_FIX = ("Initialise `{buffer}` before the first `T.{reduce}(..., clear=False)` with the reduction's "
+              "identity (`T.clear({buffer})` for a sum, `T.fill({buffer}, -T.infinity(dtype))` for a max), or drop "
+              "`clear=False`")
 READ_FIX = ("Initialise `{buffer}` before its first read with the value the first iteration expects: "
             "`T.fill({buffer}, -T.infinity(dtype))` for a running max, `T.clear({buffer})` for a running sum, "
             "or a `T.copy` into it")
-SHARED_FIX = ("Zero the shared accumulator before the first atomic add or `+=`: `T.clear(buf)`, or a store of 0 "
-              "by one thread (`if tk == 0: buf[tn] = 0`) ahead of the accumulation")
+SHARED_FIX = ("Zero the shared accumulator before the first atomic add or `+=`: `T.clear({buffer})`, or a store "
+              "of 0 by one thread (`if tk == 0: {buffer}[tn] = 0`) ahead of the accumulation")
 
 
 @dataclass(frozen=True)
@@ -57,8 +63,31 @@ class UninitialisedAccumulation(Violation):
 
     def fix_title(self) -> str | None:
         if self.scope in SHARED_SCOPES:
-            return SHARED_FIX
-        return REDUCE_FIX if self.operation == access.REDUCE else None
+            return SHARED_FIX.format(buffer=self.buffer)
+        if self.operation == access.REDUCE:
+            return REDUCE_FIX.format(buffer=self.buffer, reduce=self.statement)
+        gemm = f", or `clear_accum=True` on the first `T.gemm`" if self.operation == access.GEMM else ""
+        return f"Initialise the accumulator first: `T.clear({self.buffer})` or `T.fill({self.buffer}, 0)`{gemm}"
+
+    def autofix(self, source, finding) -> Fix | None:
+        """The identity of the accumulation stored into the buffer right after its declaration."""
+        identity = _identity(self.operation, self.statement)
+        declaration = source.statement(self.declared_line) if self.declared_line else None
+        if identity is None or declaration is None:
+            return None
+        allocation = _allocation(declaration.body[0], self.buffer)
+        if allocation is None:
+            return None
+        language = source.code(allocation.func.value)  # the user's alias of tilelang.language, `T`
+        dtypes = [a.value for i, a in enumerate(allocation.args)
+                  if (a.keyword.value == "dtype" if a.keyword else i == 1)]
+        if identity == "0":
+            call = f"{language}.clear({self.buffer})"
+        elif dtypes:
+            call = f"{language}.fill({self.buffer}, {identity.format(T=language, dtype=source.code(dtypes[0]))})"
+        else:
+            return None
+        return fix_from(SAFE, source.text, source.inserted_after(declaration, call))
 
 
 class MissingClear(Rule):
@@ -151,6 +180,27 @@ class MissingClear(Rule):
                 evidence.append(f"tilelang VerifyBufferInit: `{buffer.name}` is read before anything writes it")
             ctx.report(first.line, violation(buffer.name, first.form, first.statement, buffer.scope,
                                              buffer.declared_line), evidence=evidence)
+
+
+def _identity(operation: str, statement: str) -> str | None:
+    """The value an accumulation must start from, as `T.fill` takes it ("0" for a sum); None where it
+    is not a sum, a max or a min (`s[i] = s[i] * a + b` starts from whatever its algorithm says)."""
+    if operation == access.TARGET and "+=" in statement or operation == access.GEMM or statement == "atomic_add":
+        return "0"
+    return {"reduce_sum": "0", "reduce_abssum": "0", "reduce_max": "-{T}.infinity({dtype})",
+            "reduce_absmax": "0", "reduce_min": "{T}.infinity({dtype})"}.get(statement) \
+        if operation == access.REDUCE else None
+
+
+def _allocation(statement, buffer: str):
+    """The `T.alloc_*(shape, dtype)` call of `buffer = T.alloc_*(...)`, else None."""
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name) and statement.targets[0].target.value == buffer):
+        return None
+    call = statement.value
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call_name(call).startswith("alloc_"):
+        return call
+    return None
 
 
 def _reader(operation: str, statement: str) -> str:

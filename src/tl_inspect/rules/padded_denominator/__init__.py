@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from tl_inspect import ir
+from tl_inspect.fixes import fix_from
+from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 from tl_inspect.rules.padded_denominator.flow import Padding, PaddingFlow, Division
 
@@ -71,6 +74,8 @@ class PaddedDenominator(Rule):
         for site in flow.divisions:
             violation = self._violation(flow, source, site)
             line = source.division_line(site.line) if violation else None
+            if isinstance(violation, DividedByPaddedLength):
+                violation = violation.named(ctx.fix_source, line)
             if line and line not in reported:
                 reported.add(line)
                 ctx.report(line, violation, evidence=[f"TIR: {ir.render(site.expr)}"])
@@ -101,10 +106,29 @@ class DividedByPaddedLength(Violation):
     sums: tuple  # the buffers holding the sums the numerator reads
     length: int
     padding: Padding
+    true_name: str = ""  # the true length as a name in scope: the run-time length, or one bound to the constant
+    written: str = ""  # the denominator as the user wrote it, `BLOCK_N`
 
     def message(self) -> str:
         return (f"{_sum_over(self.sums)} is divided by {self.length}, the padded length, but "
                 f"{self.padding.describe()}; the padding adds zeros to the sum, not to the count")
+
+    def named(self, source, line: int) -> DividedByPaddedLength:
+        if self.padding.true is None:
+            name = self.padding.limit if self.padding.limit.isidentifier() else None
+        else:
+            name = _name_of(source, line, self.padding.true)
+        denominator = _denominator(source, line)
+        return dataclasses.replace(self, true_name=name or "",
+                                   written=source.code(denominator) if denominator is not None else "")
+
+    def fix_title(self) -> str:
+        true = self.true_name or (self.padding.limit if self.padding.true is None else str(self.padding.true))
+        return _divide_by(true, self.written or self.length)
+
+    def autofix(self, source, finding) -> Fix | None:
+        """The denominator replaced by the name of the true length."""
+        return _true_denominator(source, finding.line, self.true_name or None)
 
 
 @dataclass(frozen=True)
@@ -117,6 +141,74 @@ class DividedByRoundedUpLength(Violation):
     def message(self) -> str:
         return f"{_sum_over(self.sums)} is divided by `{self.denominator}`, a length rounded up past the true one"
 
+    def fix_title(self) -> str:
+        true = _rounded_length(cst.parse_expression(self.denominator))
+        return _divide_by(_code(true) if true is not None else "", self.denominator)
+
+    def autofix(self, source, finding) -> Fix | None:
+        """`ceildiv(n, c) * c` replaced by `n`, when `n` is a name."""
+        denominator = _denominator(source, finding.line)
+        true = _rounded_length(denominator) if denominator is not None else None
+        return _true_denominator(source, finding.line, true.value if isinstance(true, cst.Name) else None)
+
+
+def _divide_by(true: str, padded) -> str:
+    if not true:
+        return f"Divide by the true reduction length, not `{padded}` (the padded length)"
+    return f"Divide by the true reduction length `{true}`, not `{padded}` (the padded length)"
+
+
+def _denominator(source, line: int):
+    """The denominator of the first division on `line` (as the rule finds them: `_Collector`)."""
+    rights = [n.right for n in source.nodes(cst.BinaryOperation)
+              if isinstance(n.operator, cst.Divide) and source.start(n.right) == line]
+    return min(rights, key=lambda n: source.positions[n].start.column, default=None)
+
+
+def _rounded_length(node):
+    """`n` of `ceildiv(n, c) * c` (or `c * ceildiv(n, c)`), else None."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        for quotient, factor in ((node.left, node.right), (node.right, node.left)):
+            if _rounds_to(quotient, factor) and isinstance(quotient, cst.Call):
+                return quotient.args[0].value
+    return None
+
+
+def _name_of(source, line: int, value: int) -> str | None:
+    """The one name bound to the integer `value` at module level or in a function around `line`."""
+    scopes = [source.wrapper.module] + [f for f in source.enclosing(cst.FunctionDef, line)]
+    names = set()
+    for scope in scopes:
+        body = scope.body if isinstance(scope, cst.Module) else scope.body.body
+        for statement in body:
+            for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        names.update(_bound(target.target, small.value, value))
+        if isinstance(scope, cst.FunctionDef):
+            names.update(p.name.value for p in scope.params.params
+                         if p.default is not None and _integer(p.default) == value)
+    return names.pop() if len(names) == 1 else None
+
+
+def _bound(target, value, wanted: int):
+    if isinstance(target, cst.Name) and _integer(value) == wanted:
+        yield target.value
+    elif isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
+        for t, v in zip(target.elements, value.elements):
+            yield from _bound(t.value, v.value, wanted)
+
+
+def _integer(node) -> int | None:
+    return int(node.value) if isinstance(node, cst.Integer) and node.value.isdigit() else None
+
+
+def _true_denominator(source, line: int, name: str | None) -> Fix | None:
+    denominator = _denominator(source, line)
+    if name is None or denominator is None or source.code(denominator) == name:
+        return None
+    return fix_from(SAFE, source.text, source.replaced(denominator, cst.Name(name)))
+
 
 @dataclass(frozen=True)
 class DividedByPaddedName(Violation):
@@ -127,6 +219,9 @@ class DividedByPaddedName(Violation):
 
     def message(self) -> str:
         return f"{_sum_over(self.sums)} is divided by {self.reason}, a padded length, not by the true length"
+
+    def fix_title(self) -> str:
+        return _divide_by("", self.reason.split(" = ")[0].strip("`"))
 
 
 class _Source:
