@@ -231,10 +231,18 @@ class Ledger:
     elements_per_thread: int  # the most elements one working thread moves through one access
     read_bytes_per_block: int
     written_bytes_per_block: int
-    flops_per_block: int | None  # counted only where the work is known: T.gemm shapes
+    flops_per_block: int | None  # tensor-core work: T.gemm shapes (None: none, or known only at run time)
     flops_basis: str  # "T.gemm 128x128x32 x 32 iterations (line 74)"
-    peak_flops: float | None  # the arch's peak for that work, FLOP/s (docs/verdicts.md cites it)
+    peak_flops: float | None  # the arch's tensor-core peak for that work, FLOP/s (docs/verdicts.md cites it)
     peak_bytes: float | None  # the arch's memory bandwidth, B/s
+    # each tensor once per launch (None: a size or the grid known only at run time)
+    unique_read_bytes: int | None = None
+    unique_written_bytes: int | None = None
+    # float operations on the CUDA cores per block, a transcendental counted as the 16 its slot costs
+    # (tl_inspect.analysis.workload); None: a trip count known only at run time
+    float_ops_per_block: int | None = None
+    peak_float_ops: float | None = None  # the CUDA cores' float32 peak, FLOP/s
+    peaks_of: str = ""  # the GPU whose datasheet figures these peaks are, "H200 SXM"
 
     @property
     def read_bytes(self) -> int | None:
@@ -245,21 +253,74 @@ class Ledger:
         return None if self.blocks is None else self.written_bytes_per_block * self.blocks
 
     @property
+    def requested_bytes(self) -> int | None:
+        return None if self.blocks is None else self.read_bytes + self.written_bytes
+
+    @property
+    def unique_bytes(self) -> int | None:
+        if self.unique_read_bytes is None or self.unique_written_bytes is None:
+            return None
+        return self.unique_read_bytes + self.unique_written_bytes
+
+    @property
+    def reuse(self) -> float | None:
+        """How many times over the launch requests its tensors' bytes: what the caches must serve."""
+        unique, requested = self.unique_bytes, self.requested_bytes
+        return requested / unique if unique and requested is not None else None
+
+    @property
+    def flops(self) -> int | None:
+        """FLOPs per launch, tensor cores' and CUDA cores' together; None when neither is counted."""
+        if self.blocks is None or (self.flops_per_block is None and not self.float_ops_per_block):
+            return None
+        return ((self.flops_per_block or 0) + (self.float_ops_per_block or 0)) * self.blocks
+
+    @property
+    def compute_seconds(self) -> float | None:
+        """The launch's arithmetic at the arch's peaks; None when a peak its work needs is unknown."""
+        if self.flops is None:
+            return None
+        seconds = 0.0
+        for work, peak in ((self.flops_per_block, self.peak_flops), (self.float_ops_per_block, self.peak_float_ops)):
+            if work:
+                if not peak:
+                    return None
+                seconds += work * self.blocks / peak
+        return seconds
+
+    def _intensity(self, moved: int | None) -> float | None:
+        return self.flops / moved if self.flops is not None and moved else None
+
+    @property
     def intensity(self) -> float | None:
-        """FLOP per global byte; per block equals per launch, so a run-time grid does not hide it."""
-        moved = self.read_bytes_per_block + self.written_bytes_per_block
-        return self.flops_per_block / moved if self.flops_per_block is not None and moved else None
+        """FLOP per unique byte: the roofline's intensity on the traffic DRAM must carry at least."""
+        return self._intensity(self.unique_bytes)
+
+    @property
+    def requested_intensity(self) -> float | None:
+        """FLOP per requested byte: the intensity if no re-read is served by a cache."""
+        return self._intensity(self.requested_bytes)
 
     @property
     def ridge(self) -> float | None:
-        return self.peak_flops / self.peak_bytes if self.peak_flops and self.peak_bytes else None
+        """FLOP per byte at which this kernel's mix of work takes as long as its bytes at the arch's peaks."""
+        seconds = self.compute_seconds
+        return self.flops / (seconds * self.peak_bytes) if seconds and self.peak_bytes else None
+
+    def _bound(self, intensity: float | None) -> str | None:
+        if intensity is None or self.ridge is None:
+            return None
+        return "memory" if intensity < self.ridge else "compute"
 
     @property
     def bound(self) -> str | None:
-        """"memory" or "compute" against the arch's ridge point; None when either is unknown."""
-        if self.intensity is None or self.ridge is None:
-            return None
-        return "memory" if self.intensity < self.ridge else "compute"
+        """"memory" or "compute" on unique bytes against the ridge; None when either is unknown."""
+        return self._bound(self.intensity)
+
+    @property
+    def requested_bound(self) -> str | None:
+        """The bound on requested bytes: where the kernel lands if the caches serve none of its re-reads."""
+        return self._bound(self.requested_intensity)
 
     def as_dict(self) -> dict:
         return {
@@ -270,8 +331,14 @@ class Ledger:
             "written_bytes_per_block": self.written_bytes_per_block,
             "read_bytes": self.read_bytes, "written_bytes": self.written_bytes,
             "flops_per_block": self.flops_per_block, "flops_basis": self.flops_basis or None,
+            "float_ops_per_block": self.float_ops_per_block,
+            "unique_read_bytes": self.unique_read_bytes, "unique_written_bytes": self.unique_written_bytes,
+            "unique_bytes": self.unique_bytes, "requested_bytes": self.requested_bytes,
+            "reuse": None if self.reuse is None else round(self.reuse, 2), "flops": self.flops,
             "intensity": None if self.intensity is None else round(self.intensity, 3),
+            "requested_intensity": None if self.requested_intensity is None else round(self.requested_intensity, 3),
             "ridge": None if self.ridge is None else round(self.ridge, 1), "bound": self.bound,
+            "requested_bound": self.requested_bound, "peaks_of": self.peaks_of or None,
         }
 
 

@@ -1,28 +1,52 @@
 """The ledger: the book's accounting of one kernel launch, computed once, in the worker, from the
-judged accesses and the device code.
+judged accesses, the device code and the kernel's arithmetic (tl_inspect.analysis.workload).
 
-Bytes are what the kernel's global accesses request per block (each access's `block_bytes`, capped
-by the threads that reach it), times the blocks of the grid. Threads that work are those a device
-condition on `threadIdx` lets reach a global access: `T.Parallel(256)` over 256 fp16 elements on 256
-threads can lower to 32 threads moving 8 elements each under `if (threadIdx.x < 32)`. FLOPs are
-counted only where the work is written down as shapes (`T.gemm`); element-wise arithmetic is not
-counted, so such a kernel gets no intensity and no bound rather than a guess.
+Requested bytes are what the kernel's global accesses request per block (each access's `block_bytes`,
+capped by the threads that reach it), times the blocks of the grid; unique bytes count each tensor once,
+never more than the tensor holds (a GEMM's blocks re-read A and B: the requested bytes are L2 traffic,
+the unique ones what DRAM must move at least). Threads that work are those a device condition on
+`threadIdx` lets reach a global access: `T.Parallel(256)` over 256 fp16 elements on 256 threads can
+lower to 32 threads moving 8 elements each under `if (threadIdx.x < 32)`. FLOPs are the `T.gemm` shapes'
+(tensor cores) and the float arithmetic of the device code (CUDA cores), and the bound is the roofline's:
+the longer of the arithmetic at the arch's peaks and the bytes at its memory bandwidth.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from tl_inspect import ir
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, KernelArtifact, Ledger
 
-# NVIDIA H200 SXM datasheet (docs/verdicts.md, "The ledger"): HBM3e bandwidth and dense Tensor Core
-# peaks (the datasheet's headline figures are with 2:4 sparsity, twice these; TF32 for float32)
-H200_BANDWIDTH = 4.8e12
-H200_DENSE_PEAKS = {"float16": 989.5e12, "bfloat16": 989.5e12, "float8_e4m3": 1979e12,
-                    "float8_e5m2": 1979e12, "int8": 1979e12, "float32": 494.5e12}
-PEAKS = {"sm_90": (H200_BANDWIDTH, H200_DENSE_PEAKS), "sm_90a": (H200_BANDWIDTH, H200_DENSE_PEAKS)}
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """One GPU's datasheet figures (docs/verdicts.md, "The ledger", cites each): memory bandwidth, dense
+    Tensor Core peaks by operand type (datasheets headline 2:4 sparsity, twice these; TF32 for float32),
+    and the CUDA cores' float32 peak."""
+
+    gpu: str
+    bandwidth: float  # B/s
+    tensor: dict  # operand dtype -> FLOP/s
+    float32: float  # FLOP/s, an FMA counted as two
+
+
+def _tensor(fp16: float, fp8: float | None, int8: float, tf32: float) -> dict:
+    peaks = {"float16": fp16, "bfloat16": fp16, "int8": int8, "float32": tf32}
+    if fp8:
+        peaks.update({"float8_e4m3": fp8, "float8_e5m2": fp8})
+    return peaks
+
+
+A100 = Peaks("A100 SXM4 80GB", 2.039e12, _tensor(312e12, None, 624e12, 156e12), 19.5e12)
+L40S = Peaks("L40S", 864e9, _tensor(362e12, 733e12, 733e12, 183e12), 91.6e12)
+H200 = Peaks("H200 SXM", 4.8e12, _tensor(989.5e12, 1979e12, 1979e12, 494.5e12), 67e12)
+B200 = Peaks("HGX B200", 8e12, _tensor(2250e12, 4500e12, 4500e12, 1100e12), 80e12)
+# the GPU each arch's figures are of: the one tl-inspect is calibrated on for sm_90
+PEAKS = {"sm_80": A100, "sm_89": L40S, "sm_90": H200, "sm_90a": H200, "sm_100": B200, "sm_100a": B200}
 
 
 def _launched(kernel: KernelArtifact) -> tuple:
@@ -40,7 +64,9 @@ def working_threads(kernel: KernelArtifact) -> int | None:
     return _working_threads(func, threads)[0] if func is not None else None
 
 
-def account(kernel: KernelArtifact) -> Ledger | None:
+def account(kernel: KernelArtifact, workload=None) -> Ledger | None:
+    """`workload`: the kernel's arithmetic (tl_inspect.analysis.workload.Workload), whose float operations
+    the ledger counts beside the `T.gemm` FLOPs."""
     func, threads = _launched(kernel)
     if func is None:
         return None
@@ -50,6 +76,7 @@ def account(kernel: KernelArtifact) -> Ledger | None:
     working, guard = _working_threads(func, threads)
     variables = _thread_vars(func)
     read = written = 0
+    by_tensor: dict = {}  # (buffer, kind) -> bytes per block
     for a in kernel.accesses:
         moved = a.block_bytes
         if a.lane_stride_bytes and not a.via:
@@ -62,23 +89,57 @@ def account(kernel: KernelArtifact) -> Ledger | None:
             written += moved
         else:
             read += moved
+        side = (a.buffer, "store" if a.kind == "store" else "load")
+        by_tensor[side] = by_tensor.get(side, 0) + moved
 
     flops, basis, dtype = gemm_flops(kernel)
+    peaks = PEAKS.get(kernel.arch)
+    # the device function names a TMA copy's tensor only through its descriptor: the shapes are the frontend's
+    frontend = kernel.snapshot(STAGE_FRONTEND)
+    unique_read, unique_written = _unique_bytes(frontend.func() if frontend else None, by_tensor, blocks)
     return Ledger(
         threads_launched=threads, threads_working=working, thread_guard=guard, blocks=blocks, grid=grid,
         # a broadcast (every lane at one address) is not work a thread moves, unless one thread works
         elements_per_thread=max((a.elements_per_thread for a in kernel.accesses
                                  if a.lane_stride_bytes != 0 or working == 1), default=0),
         read_bytes_per_block=read, written_bytes_per_block=written, flops_per_block=flops, flops_basis=basis,
-        peak_flops=peak_flops(kernel.arch, dtype), peak_bytes=PEAKS.get(kernel.arch, (None, {}))[0],
+        peak_flops=peak_flops(kernel.arch, dtype), peak_bytes=peaks.bandwidth if peaks else None,
+        unique_read_bytes=unique_read, unique_written_bytes=unique_written,
+        float_ops_per_block=workload.float_ops if workload is not None else None,
+        peak_float_ops=peaks.float32 if peaks else None, peaks_of=peaks.gpu if peaks else "",
     )
 
 
 def peak_flops(arch: str, dtype: str | None) -> float | None:
     """The arch's dense tensor-core peak for operands of `dtype`; None where not known."""
-    peaks = PEAKS.get(arch, (None, {}))[1]
+    peaks = PEAKS.get(arch)
     # tilelang spells fp8 with suffixes ("float8_e4m3fn")
-    return next((peak for name, peak in peaks.items() if dtype and dtype.startswith(name)), None)
+    return next((peak for name, peak in (peaks.tensor.items() if peaks else ())
+                 if dtype and dtype.startswith(name)), None)
+
+
+def tensor_bytes(func, name: str) -> int | None:
+    """The bytes of a global tensor of `func` (an ir function) whose shape is known before run time."""
+    info = func.buffers.get(name) if func else None
+    sizes = [ir.int_value(d) if isinstance(d, tuple) else d for d in (info.shape if info else ())]
+    if not sizes or any(not isinstance(n, int) for n in sizes):
+        return None
+    return math.prod(sizes) * ir.dtype_bits(info.dtype) // 8
+
+
+def _unique_bytes(func, by_tensor: dict, blocks: int | None) -> tuple:
+    """(bytes read, bytes written) with each tensor counted once per side: what the launch requests of
+    it, never more than it holds. (None, None) when the grid or a touched tensor's size is known only at
+    run time."""
+    if blocks is None:
+        return None, None
+    totals = {"load": 0, "store": 0}
+    for (buffer, side), per_block in by_tensor.items():
+        held = tensor_bytes(func, buffer)
+        if held is None:
+            return None, None
+        totals[side] += min(per_block * blocks, held)
+    return totals["load"], totals["store"]
 
 
 def _block_extents(func) -> list:

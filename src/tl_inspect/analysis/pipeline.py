@@ -17,4 +17,4 @@ def analyse(artifact: KernelArtifact, rebuild=None) -> KernelArtifact:
     if rebuild is not None:
         accesses = proofs.prove(accesses, artifact.source, rebuild, load)
     artifact = replace(artifact, accesses=accesses)
-    return replace(artifact, ledger=ledger.account(artifact))
+    return replace(artifact, ledger=ledger.account(artifact, load))

@@ -17,7 +17,6 @@ verdicts by the causes they declare (`reports_causes`).
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 
 from tl_inspect import ir
@@ -45,22 +44,14 @@ def judge(kernel: KernelArtifact, workload: Workload = Workload()) -> tuple:
         if match is not None and not a.via:
             a = dataclasses.replace(a, block_bytes=match[1].block_bits // 8)
         # nor more than the tensor holds: a 1024-element tile over a tensor of 127 moves 127
-        a = dataclasses.replace(a, block_bytes=min(a.block_bytes, _tensor_bytes(facts, a.buffer) or a.block_bytes))
+        a = dataclasses.replace(a, block_bytes=min(a.block_bytes, ledger.tensor_bytes(facts.func, a.buffer)
+                                                   or a.block_bytes))
         accesses.append((a, match))
     total = sum(a.block_bytes for a, _ in accesses) or 1
     lone = ledger.working_threads(kernel) == 1
     judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total), lone)
               for a, match in accesses]
     return regroup(judged, workload)
-
-
-def _tensor_bytes(facts, name: str) -> int | None:
-    """The bytes of a global tensor whose shape is known before run time."""
-    info = facts.func.buffers.get(name) if facts.func else None
-    sizes = [ir.int_value(d) if isinstance(d, tuple) else d for d in (info.shape if info else ())]
-    if not sizes or any(not isinstance(n, int) for n in sizes):
-        return None
-    return math.prod(sizes) * ir.dtype_bits(info.dtype) // 8
 
 
 def regroup(accesses, workload: Workload = Workload()) -> tuple:

@@ -33,7 +33,7 @@ ARITHMETIC = frozenset({"add", "sub", "mul", "div", "min", "max"})
 class Workload:
     """A kernel's arithmetic per thread block: float operations on the cores, and ns on tensor cores."""
 
-    float_ops: float = 0.0
+    float_ops: float | None = 0.0  # None: a loop around some runs a trip count known only at run time
     tensor_ns: float = 0.0
 
     def compute_units(self, block_bytes: float) -> float:
@@ -42,7 +42,7 @@ class Workload:
         if not block_bytes or not (self.float_ops or self.tensor_ns):
             return 0.0
         table = cost_table.active()
-        compute_ns = self.float_ops / table["float_ops_per_ns"] + self.tensor_ns
+        compute_ns = (self.float_ops or 0.0) / table["float_ops_per_ns"] + self.tensor_ns
         return compute_ns * table["full_speed_bytes_per_ns"] / block_bytes
 
 
@@ -55,7 +55,7 @@ def of(kernel: KernelArtifact) -> Workload:
     ops = _float_ops_per_thread(func)
     flops, _, dtype = ledger.gemm_flops(kernel)
     peak = ledger.peak_flops(kernel.arch, dtype)
-    return Workload(float_ops=(ops or 0) * threads, tensor_ns=flops / peak * 1e9 if flops and peak else 0.0)
+    return Workload(float_ops=None if ops is None else ops * threads, tensor_ns=flops / peak * 1e9 if flops and peak else 0.0)
 
 
 def _float_ops_per_thread(func) -> int | None:

@@ -102,14 +102,39 @@ def byte_size(n: int | None) -> str:
     return ""
 
 
+# a launch that requests its tensors this many times over or more is said to rely on the caches
+REREAD = 1.5
+
+
+def _per_byte(intensity: float) -> str:
+    """"63", "1365", "0.17": whole FLOP per byte, or two significant digits below ten."""
+    return f"{intensity:.0f}" if intensity >= 10 else f"{intensity:.2g}"
+
+
+def bound_phrase(ledger) -> str:
+    """"compute-bound at 1365 FLOP/B if the L2 serves the 21x re-reads, memory-bound at 63 FLOP/B if it
+    does not", or "memory-bound at 0.17 FLOP/B"; "" without a bound."""
+    if not ledger.bound:
+        return ""
+    phrase = f"{ledger.bound}-bound at {_per_byte(ledger.intensity)} FLOP/B"
+    if ledger.requested_bound and ledger.requested_bound != ledger.bound:
+        phrase += (f" if the L2 serves the {ledger.reuse:.0f}x re-reads, {ledger.requested_bound}-bound at "
+                   f"{_per_byte(ledger.requested_intensity)} FLOP/B if it does not")
+    return phrase
+
+
 def ledger_short(ledger) -> str:
     """The ledger in a few words, for a kernel's summary line."""
     parts = [f"{byte_size(ledger.read_bytes)} read, {byte_size(ledger.written_bytes)} written"
              if ledger.blocks is not None else "bytes per launch unknown (run-time grid)"]
+    if ledger.reuse is not None and ledger.reuse >= REREAD:
+        rereads = "" if ledger.requested_bound and ledger.requested_bound != ledger.bound else \
+            f" ({ledger.reuse:.0f}x re-read)"
+        parts.append(f"{byte_size(ledger.unique_bytes)} unique{rereads}")
     if ledger.threads_working < ledger.threads_launched:
         parts.append(f"{ledger.threads_working} of {ledger.threads_launched} threads work")
     if ledger.bound:
-        parts.append(f"{ledger.bound}-bound at {ledger.intensity:.0f} FLOP/B")
+        parts.append(bound_phrase(ledger))
     return ", ".join(parts)
 
 
@@ -130,14 +155,25 @@ def ledger_rows(ledger, arch: str) -> list[tuple[str, str]]:
         ("written per launch",
          f"{byte_size(ledger.written_bytes)} ({byte_size(ledger.written_bytes_per_block)} per block)"),
     ]
-    if ledger.intensity is None:
-        rows.append(("arithmetic intensity", "not counted (only T.gemm work is counted)"))
+    if ledger.unique_bytes is not None:
+        reuse = (f": the launch requests them {ledger.reuse:.1f}x over, the reuse the caches must serve"
+                 if ledger.reuse is not None and ledger.reuse >= REREAD else "")
+        rows.append(("unique per launch", f"{byte_size(ledger.unique_bytes)} (each tensor once){reuse}"))
+    if ledger.flops is None:
+        rows.append(("arithmetic", "not counted (a trip count or the grid known only at run time)"))
         return rows
-    rows.append(("arithmetic intensity", f"{ledger.intensity:.1f} FLOP/B ({ledger.flops_basis})"))
+    work = [ledger.flops_basis] if ledger.flops_basis else []
+    if ledger.float_ops_per_block:
+        work.append(f"{ledger.float_ops_per_block:,} float operations per block, a transcendental counted as 16")
+    rows.append(("arithmetic", f"{ledger.flops:,} FLOP per launch ({'; '.join(work)})"))
+    intensity = [f"{_per_byte(ledger.intensity)} FLOP per unique byte"] if ledger.intensity is not None else []
+    if ledger.requested_intensity is not None:
+        intensity.append(f"{_per_byte(ledger.requested_intensity)} per requested byte")
+    rows.append(("arithmetic intensity", ", ".join(intensity)))
     if ledger.bound:
-        rows.append(("bound on " + arch, (f"{ledger.bound}: the ridge is {ledger.ridge:.0f} FLOP/B "
-                     "(global bytes as requested; tiles L2 serves again make the real intensity higher)")))
-    else:
+        rows.append(("bound on " + arch, f"{bound_phrase(ledger)}: the ridge is {_per_byte(ledger.ridge)} FLOP/B "
+                                         f"({ledger.peaks_of} datasheet peaks)"))
+    elif ledger.ridge is None:
         rows.append(("bound on " + arch, "no peak numbers for this arch"))
     return rows
 
