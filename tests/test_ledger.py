@@ -35,8 +35,9 @@ def test_parallel_256_on_256_threads_every_thread_works(kernels):
     assert (ledger.threads_working, ledger.threads_launched, ledger.thread_guard) == (256, 256, "")
     assert (ledger.blocks, ledger.elements_per_thread) == (1, 1)
     assert (ledger.read_bytes, ledger.written_bytes) == (512, 512)
-    # element-wise arithmetic is not counted, so nothing is claimed about the bound
-    assert (ledger.flops_per_block, ledger.intensity, ledger.bound) == (None, None, None)
+    # one multiply an element on the CUDA cores: 256 FLOP over 1 KiB, far under the H200's 14 FLOP/B ridge
+    assert (ledger.flops_per_block, ledger.float_ops_per_block, ledger.flops) == (None, 256, 256)
+    assert (ledger.intensity, ledger.ridge, ledger.bound) == (0.25, pytest.approx(67e12 / 4.8e12), "memory")
 
 
 def test_a_thread_guard_leaves_threads_idle(kernels):
@@ -78,9 +79,33 @@ def test_gemm_flops_intensity_and_the_h200_ridge(kernels):
     assert ledger.flops_basis == "T.gemm 128x128x32 x 32 iterations (line 74)"
     # each block reads a 128 x 1024 strip of A and of B and writes a 128 x 128 tile of C
     assert (ledger.read_bytes_per_block, ledger.written_bytes_per_block) == (2 * 128 * 1024 * 2, 128 * 128 * 2)
-    assert ledger.intensity == pytest.approx(33554432 / 557056)
+    # A and B (2 MiB each) are requested 8 times over: on the requested bytes the gemm looks memory-bound,
+    # on its tensors' own bytes it is compute-bound, if the L2 serves the re-reads
+    assert (ledger.unique_read_bytes, ledger.unique_written_bytes) == (2 * 1024 * 1024 * 2, 1024 * 1024 * 2)
+    assert ledger.reuse == pytest.approx(35651584 / 6291456)
+    assert ledger.intensity == pytest.approx(2 * 1024 ** 3 / 6291456)
+    assert ledger.requested_intensity == pytest.approx(33554432 / 557056)
     assert ledger.ridge == pytest.approx(989.5e12 / 4.8e12)
-    assert ledger.bound == "memory"
+    assert (ledger.bound, ledger.requested_bound) == ("compute", "memory")
+
+
+def test_the_gemm_fixture_is_compute_bound_if_the_l2_serves_its_re_reads_and_elementwise_work_is_not():
+    """The bundled 4096^3 GEMM requests 2.0 GiB for 96 MiB of tensors; on the H200 it ran at 544 TFLOP/s with
+    340 MB of DRAM traffic (docs/gpu-impact.md). An elementwise kernel and a norm stay memory-bound, with
+    their arithmetic counted."""
+    from tl_inspect.reports.common import ledger_short
+
+    def short(target):
+        (kernel, *_) = tl_inspect.inspect(os.path.join(FIXTURES, "kernels", target), prove=False)
+        return ledger_short(kernel.artifact.ledger), kernel.artifact.ledger
+
+    gemm, _ = short("clear_gemm.py::matmul_noclear")
+    assert gemm == ("2.0 GiB read, 32.0 MiB written, 96.0 MiB unique, compute-bound at 1365 FLOP/B if the L2 "
+                    "serves the 22x re-reads, memory-bound at 63 FLOP/B if it does not")
+    for target in ("vec_workload.py::iterate_once", "vec_rmsnorm.py::rms_norm_4096"):
+        _, ledger = short(target)
+        assert ledger.bound == ledger.requested_bound == "memory", target
+        assert ledger.intensity > 0, target
 
 
 def test_the_ledger_shows_in_json_terminal_html_and_explain(kernels):
@@ -94,11 +119,14 @@ def test_the_ledger_shows_in_json_terminal_html_and_explain(kernels):
         "threads_launched": 256, "threads_working": 32, "thread_guard": "threadIdx.x < 32", "blocks": 1,
         "grid": "1", "elements_per_thread": 8, "read_bytes_per_block": 512, "written_bytes_per_block": 512,
         "read_bytes": 512, "written_bytes": 512, "flops_per_block": None, "flops_basis": None,
-        "intensity": None, "ridge": None, "bound": None}
+        "float_ops_per_block": 256, "unique_read_bytes": 512, "unique_written_bytes": 512, "unique_bytes": 1024,
+        "requested_bytes": 1024, "reuse": 1.0, "flops": 256, "intensity": 0.25, "requested_intensity": 0.25,
+        "ridge": 14.0, "bound": "memory", "requested_bound": "memory", "peaks_of": "H200 SXM"}
 
     console = io.StringIO()
     Console(file=console, width=300, color_system=None).print(report)
-    assert "(512 B read, 512 B written, 32 of 256 threads work)" in console.getvalue().splitlines()[0]
+    assert "(512 B read, 512 B written, 32 of 256 threads work, memory-bound at 0.25 FLOP/B)" in \
+        console.getvalue().splitlines()[0]
 
     html = report._repr_html_()
     assert "<dt>threads that work</dt><dd>32 of 256 per block (the others are idle: threadIdx.x &lt; 32)</dd>" in html
@@ -107,4 +135,6 @@ def test_the_ledger_shows_in_json_terminal_html_and_explain(kernels):
     assert "  ledger\n" in text
     assert "    threads that work     32 of 256 per block (the others are idle: threadIdx.x < 32)" in text
     assert "    read per launch       512 B (512 B per block)" in text
-    assert "    arithmetic intensity  not counted (only T.gemm work is counted)" in text
+    assert "    arithmetic intensity  0.25 FLOP per unique byte" in text
+    assert "    bound on sm_90        memory-bound at 0.25 FLOP/B: the ridge is 14 FLOP/B (H200 SXM datasheet peaks)" \
+        in text

@@ -167,7 +167,7 @@ def ledger_rows(ledger, arch: str) -> list[tuple[str, str]]:
         work.append(f"{ledger.float_ops_per_block:,} float operations per block, a transcendental counted as 16")
     rows.append(("arithmetic", f"{ledger.flops:,} FLOP per launch ({'; '.join(work)})"))
     intensity = [f"{_per_byte(ledger.intensity)} FLOP per unique byte"] if ledger.intensity is not None else []
-    if ledger.requested_intensity is not None:
+    if ledger.requested_intensity is not None and (ledger.reuse is None or ledger.reuse >= REREAD):
         intensity.append(f"{_per_byte(ledger.requested_intensity)} per requested byte")
     rows.append(("arithmetic intensity", ", ".join(intensity)))
     if ledger.bound:
