@@ -243,6 +243,7 @@ class Ledger:
     float_ops_per_block: int | None = None
     peak_float_ops: float | None = None  # the CUDA cores' float32 peak, FLOP/s
     peaks_of: str = ""  # the GPU whose datasheet figures these peaks are, "H200 SXM"
+    sms: int | None = None  # that GPU's streaming multiprocessors
 
     @property
     def read_bytes(self) -> int | None:
@@ -338,8 +339,46 @@ class Ledger:
             "intensity": None if self.intensity is None else round(self.intensity, 3),
             "requested_intensity": None if self.requested_intensity is None else round(self.requested_intensity, 3),
             "ridge": None if self.ridge is None else round(self.ridge, 1), "bound": self.bound,
-            "requested_bound": self.requested_bound, "peaks_of": self.peaks_of or None,
+            "requested_bound": self.requested_bound, "peaks_of": self.peaks_of or None, "sms": self.sms,
         }
+
+
+@dataclass(frozen=True)
+class SharedAccess:
+    """One shared-memory load or store of the device code and the passes one warp's request takes
+    (tl_inspect.inspector.banks)."""
+
+    kind: str  # "load" | "store"
+    buffer: str
+    dtype: str  # element dtype
+    bits: int  # bits one lane moves
+    line: int | None
+    cuda_lines: tuple = ()
+    index: str = ""
+    lane_stride_bytes: int = 0  # bytes between the addresses of lanes 0 and 1
+    wavefronts: int = 1  # passes the first warp's request takes
+    phases: int = 1  # the fewest passes its width needs
+    banks: tuple = ()  # the bank of each lane's first word
+    colliding: tuple = ()  # the lanes of the most loaded bank, when it holds more than one word
+    # the rebuilt kernel with the buffer's rows one element longer (the proof): its passes, the change
+    proof_wavefronts: int | None = None
+    proof_change: str = ""
+
+    @property
+    def degree(self) -> float:
+        """The conflict degree: passes over the fewest the request's width needs (1: no conflict)."""
+        return self.wavefronts / self.phases
+
+    @property
+    def proof_degree(self) -> float | None:
+        return None if self.proof_wavefronts is None else self.proof_wavefronts / self.phases
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "buffer": self.buffer, "dtype": self.dtype, "bits": self.bits, "line": self.line,
+                "cuda_lines": list(self.cuda_lines), "wavefronts": self.wavefronts, "phases": self.phases,
+                "degree": self.degree, "banks": list(self.banks), "colliding": list(self.colliding),
+                "proof": None if self.proof_wavefronts is None else
+                {"change": self.proof_change, "degree": self.proof_degree}}
 
 
 @dataclass(frozen=True)
@@ -362,6 +401,7 @@ class KernelArtifact:
     line_map: tuple = ()
     snapshots: dict = field(default_factory=dict)  # stage -> tl_inspect.ir.Snapshot
     accesses: tuple = ()
+    shared_accesses: tuple = ()  # SharedAccess, the device code's shared-memory loads and stores
     layouts: tuple = ()
     layout_text: str = ""
     warnings: tuple = ()  # compiler diagnostics printed on fd 2, one entry per message

@@ -150,6 +150,13 @@ class KernelModel:
             return math.prod(launched)
         return math.prod(self.thread_vars.values()) or 1
 
+    @functools.cached_property
+    def kernel_line(self) -> int | None:
+        """The `with T.Kernel(...)` line: tilelang gives its block-index loops, the outermost of every
+        statement, that line."""
+        return next((loop.line for statement in (*self.stores, *self.tile_ops) for loop in statement.loops
+                     if loop.kind == "thread_binding" and loop.line), None)
+
     @property
     def block_vars(self) -> set:
         """User variables bound to a block index."""

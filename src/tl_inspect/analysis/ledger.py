@@ -32,6 +32,7 @@ class Peaks:
     bandwidth: float  # B/s
     tensor: dict  # operand dtype -> FLOP/s
     float32: float  # FLOP/s, an FMA counted as two
+    sms: int  # streaming multiprocessors
 
 
 def _tensor(fp16: float, fp8: float | None, int8: float, tf32: float) -> dict:
@@ -41,10 +42,10 @@ def _tensor(fp16: float, fp8: float | None, int8: float, tf32: float) -> dict:
     return peaks
 
 
-A100 = Peaks("A100 SXM4 80GB", 2.039e12, _tensor(312e12, None, 624e12, 156e12), 19.5e12)
-L40S = Peaks("L40S", 864e9, _tensor(362e12, 733e12, 733e12, 183e12), 91.6e12)
-H200 = Peaks("H200 SXM", 4.8e12, _tensor(989.5e12, 1979e12, 1979e12, 494.5e12), 67e12)
-B200 = Peaks("HGX B200", 8e12, _tensor(2250e12, 4500e12, 4500e12, 1100e12), 80e12)
+A100 = Peaks("A100 SXM4 80GB", 2.039e12, _tensor(312e12, None, 624e12, 156e12), 19.5e12, 108)
+L40S = Peaks("L40S", 864e9, _tensor(362e12, 733e12, 733e12, 183e12), 91.6e12, 142)
+H200 = Peaks("H200 SXM", 4.8e12, _tensor(989.5e12, 1979e12, 1979e12, 494.5e12), 67e12, 132)
+B200 = Peaks("HGX B200", 8e12, _tensor(2250e12, 4500e12, 4500e12, 1100e12), 80e12, 148)
 # the GPU each arch's figures are of: the one tl-inspect is calibrated on for sm_90
 PEAKS = {"sm_80": A100, "sm_89": L40S, "sm_90": H200, "sm_90a": H200, "sm_100": B200, "sm_100a": B200}
 
@@ -107,6 +108,7 @@ def account(kernel: KernelArtifact, workload=None) -> Ledger | None:
         unique_read_bytes=unique_read, unique_written_bytes=unique_written,
         float_ops_per_block=workload.float_ops if workload is not None else None,
         peak_float_ops=peaks.float32 if peaks else None, peaks_of=peaks.gpu if peaks else "",
+        sms=peaks.sms if peaks else None,
     )
 
 

@@ -27,7 +27,7 @@ SECTOR_BYTES = 32
 RUN_ENUMERATION_LIMIT = 1 << 16
 
 
-class _DeviceFunc:
+class DeviceFunc:
     """Thread variables, their extents and `let` values of one device function."""
 
     def __init__(self, func: ir.IRFunc):
@@ -152,10 +152,10 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
     through pointers); `copy_lines`: global buffer -> the line of the one `T.copy` that moves it, for
     TMA copies, which lowering leaves without a line."""
     cuda_text = source.splitlines()
-    lines_naming = _LinesNaming(cuda_text, line_map)
+    lines_naming = LinesNaming(cuda_text, line_map)
     found: list[Access] = []
     for func in device.funcs:
-        dev = _DeviceFunc(func)
+        dev = DeviceFunc(func)
         for stmt, ancestors in ir.walk(func.body):
             line = ir.stmt_line(stmt, ancestors)
             trips = _trips(ancestors)
@@ -208,7 +208,7 @@ def _trips(ancestors) -> int:
     return count
 
 
-def _lane_varying(dev: _DeviceFunc, conds, ancestors):
+def _lane_varying(dev: DeviceFunc, conds, ancestors):
     """(condition, bound) of the innermost bounds check that can differ between the elements of one
     thread's loop or between neighbouring threads: the check an access sits under."""
     loop_vars = {a.var for a in ancestors if isinstance(a, ir.For) and a.kind != "thread_binding"}
@@ -230,7 +230,7 @@ def _selects_load(expr, cond, load) -> bool:
     return False
 
 
-def _call_access(dev: _DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dict, copy_lines: dict,
+def _call_access(dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dict, copy_lines: dict,
                  cuda_text, trips: int) -> Access | None:
     call = stmt.expr
     if call[0] != "call":
@@ -304,7 +304,7 @@ def _pointer(expr):
     return None
 
 
-def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard,
+def _access(dev: DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard,
             loops: tuple) -> Access:
     lanes = ir.dtype_lanes(dtype)
     element = ir.element_dtype(dtype)
@@ -325,7 +325,7 @@ def _access(dev: _DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, 
     )
 
 
-class _LinesNaming:
+class LinesNaming:
     """CUDA lines produced by a Python line, narrowed to those that mention a buffer."""
 
     def __init__(self, cuda_text: list, line_map: tuple):

@@ -8,6 +8,7 @@ Runs inside the worker, or in the caller's process for `tl_inspect.inspect(obj)`
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import traceback
@@ -21,7 +22,7 @@ from tvm.target import Target
 from tl_inspect import ir
 from tl_inspect.analysis import cost_table
 from tl_inspect.analysis.pipeline import analyse
-from tl_inspect.inspector import accesses, convert, hooks, rewrites
+from tl_inspect.inspector import accesses, banks, convert, hooks, rewrites
 from tl_inspect.inspector.capture import Capture
 from tl_inspect.causes import kind_of
 from tl_inspect.inspector.discovery import FactoryCall, KernelSpec, is_users, prim_func_file, prim_func_line
@@ -136,10 +137,13 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
         snapshots[stage] = convert.convert_module(stage, mod, spans)
     snapshots[STAGE_DEVICE] = convert.convert_module(STAGE_DEVICE, compiled.device_mod, spans)
     source, line_map, found = _device_view(compiled.kernel_source, snapshots, spans, base["line"])
+    shared = banks.shared_accesses(snapshots[STAGE_DEVICE], source, line_map)
+    if job.prove:
+        shared = _bank_proofs(prim_func, shared, target, lines_config, spans)
     ptxas = ptxas_usage(source, job.arch) if job.run_nvcc else None
     artifact = KernelArtifact(
         **base, source=source, source_with_directives=compiled.kernel_source, line_map=line_map,
-        snapshots=snapshots, accesses=found,
+        snapshots=snapshots, accesses=found, shared_accesses=shared,
         layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
         layout_text=layout_text, warnings=split_diagnostics(err_text), compile_ms=compile_ms, ptxas=ptxas,
     )
@@ -190,6 +194,36 @@ def _variant(prim_func, causes: tuple, call: FactoryCall | None):
         return func, called
     built = rewrites.variant_without(func, rest)
     return (built[0], f"{called} and {built[1]}") if built is not None else None
+
+
+def _bank_proofs(prim_func, shared: tuple, target, lines_config: dict, spans) -> tuple:
+    """`shared` with each conflicted access's proof: the kernel lowered again with its buffer's rows one
+    element longer, and the passes the same access then takes. An access whose padded kernel does not
+    lower, or which the padded kernel no longer has, keeps no proof."""
+    rebuilt: dict = {}
+    out = []
+    for access in shared:
+        if access.degree < banks.CONFLICT_DEGREE:
+            out.append(access)
+            continue
+        if access.buffer not in rebuilt:
+            rebuilt[access.buffer] = None
+            built = rewrites.pad_rows(prim_func, access.buffer)
+            if built is not None:
+                try:
+                    with tvm.transform.PassContext(opt_level=3, config=lines_config), Target(target):
+                        variant = tilelang.lower(built[0], target=target)
+                    device = convert.convert_module(STAGE_DEVICE, variant.device_mod, spans, script=False)
+                    # matched by their Python lines: the variant's CUDA lines are not shown
+                    rebuilt[access.buffer] = (built[1], banks.shared_accesses(device, "", ()))
+                except Exception:  # noqa: BLE001 - a padded kernel that does not lower proves nothing
+                    pass
+        found = rebuilt[access.buffer]
+        twin = next((a for a in found[1] if (a.kind, a.buffer, a.line, a.bits) ==
+                     (access.kind, access.buffer, access.line, access.bits)), None) if found else None
+        out.append(dataclasses.replace(access, proof_wavefronts=twin.wavefronts, proof_change=found[0])
+                   if twin is not None else access)
+    return tuple(out)
 
 
 def _device_view(with_directives: str, snapshots: dict, spans, def_line) -> tuple:

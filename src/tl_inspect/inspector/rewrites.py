@@ -69,6 +69,24 @@ def pad_constant(func, value: int, padded: int):
     return _remap_buffers(func, body, remap)
 
 
+def pad_rows(func, buffer: str):
+    """(the kernel with the shared buffer `buffer` one element longer in its last dimension, the change),
+    or None when no such buffer of two or more dimensions with a constant row is declared: the classic
+    fix of a bank conflict, which moves each row one bank on."""
+    remap = {}
+    for buf in _buffers(func):
+        if buf.name == buffer and buf.scope().startswith("shared") and len(buf.shape) >= 2 and \
+                isinstance(buf.shape[-1], tirx.IntImm) and not buf.strides:
+            shape = [*buf.shape[:-1], tirx.IntImm(buf.shape[-1].dtype, int(buf.shape[-1]) + 1)]
+            remap[buf] = with_span_of(tirx.decl_buffer(shape, buf.dtype, buf.name, scope=buf.scope()), buf)
+    if not remap:
+        return None
+    (old, new), = remap.items()
+    before = ", ".join(str(d) for d in old.shape)
+    after = ", ".join(str(d) for d in new.shape)
+    return _remap_buffers(func, func.body, remap), f"`{buffer}` declared ({after}) instead of ({before})"
+
+
 def assume_multiple(func, name: str, width: int):
     """`T.assume(name % width == 0)` at the top of the kernel body."""
     var = next((v for v in _free_vars(func) if v.name == name), None)

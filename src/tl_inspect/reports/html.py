@@ -57,6 +57,8 @@ class FindingView:
     proof_summary: str = ""  # "16 -> 128 bits, lanes 16 B -> 16 B apart"
     fix_note: str = ""  # once fixes are verified: "safe fix, verified: ...", or why the fix is not offered
     fix_diff: tuple = ()  # (css class, line) of the verified fix's diff: "add", "del" or "ctx"
+    bank_map: tuple = ()  # a bank conflict's warp: (lane, bank, whether it is in the most loaded bank)
+    evidence: tuple = ()  # the finding's own lines of evidence (a bank conflict's proof)
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,15 @@ def _access_view(a, cuda_count: int) -> AccessView:
     )
 
 
+def _bank_map(f: Finding) -> tuple:
+    """The warp of a shared-bank-conflict finding, lane by lane."""
+    args = dict(f.args)
+    if f.name != "BankConflict" or "banks" not in args:
+        return ()
+    hot = set(args.get("colliding", ()))
+    return tuple((lane, bank, lane in hot) for lane, bank in enumerate(args["banks"]))
+
+
 def _finding_view(f: Finding, number: int, cuda_count: int, sources: SourceFiles) -> FindingView:
     bits = f"{f.emitted_bits} of {f.expected_bits} bits" if f.expected_bits is not None else ""
     proof = f.proof
@@ -292,6 +303,7 @@ def _finding_view(f: Finding, number: int, cuda_count: int, sources: SourceFiles
         proof_summary=(f"{proof.bits_before} → {proof.bits_after} bits, neighbouring threads "
                        f"{byte_count(proof.stride_before)} → {byte_count(proof.stride_after)} apart")
         if proof else "",
+        bank_map=_bank_map(f), evidence=tuple(line for line in f.evidence if line.startswith("proof:")),
     )
 
 

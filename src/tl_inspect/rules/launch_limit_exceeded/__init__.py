@@ -90,7 +90,7 @@ class LaunchLimitExceeded(Rule):
         device = ctx.kernel.snapshot(STAGE_DEVICE)
         if device is None or not device.funcs:
             return
-        kernel_line = _kernel_line(ctx.facts) or ctx.kernel.line
+        kernel_line = ctx.facts.kernel_line or ctx.kernel.line
         if kernel_line is None:
             return
         extents = ctx.facts.launch
@@ -187,12 +187,6 @@ class SharedMemoryTooLarge(_LaunchFailure):
         return (f"Each block needs {_kib(self.size)} of shared memory, over the {self.limit_kib} KiB per block that "
                 f"{self.arch} allows: the kernel compiles, but every launch fails with {SHARED_ERROR}")
 
-
-def _kernel_line(facts) -> int | None:
-    """The `with T.Kernel(...)` line: tilelang gives its block-index loops, the outermost of every
-    statement, that line."""
-    return next((loop.line for statement in (*facts.stores, *facts.tile_ops) for loop in statement.loops
-                 if loop.kind == "thread_binding" and loop.line), None)
 
 
 def _bytes(info) -> int:

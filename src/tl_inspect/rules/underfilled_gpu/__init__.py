@@ -1,0 +1,92 @@
+"""TLV012 underfilled-gpu: a launch with fewer thread blocks than the GPU has SMs, moving enough bytes for
+the idle SMs to matter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tl_inspect.analysis import cost_table
+from tl_inspect.reports.common import byte_size
+from tl_inspect.rules.base import Rule, RuleContext, Violation
+
+
+@dataclass(frozen=True)
+class IdleSms(Violation):
+    """A grid of `blocks` blocks on a GPU of `sms` SMs."""
+
+    blocks: int
+    threads: int
+    sms: int
+    gpu: str
+    moved: int  # bytes a launch moves, each tensor once
+
+    def message(self) -> str:
+        working = round(100 * self.blocks / self.sms)
+        return (f"The launch runs {self.blocks} block{'s' if self.blocks != 1 else ''} of {self.threads} threads on "
+                f"the {self.sms} SMs of an {self.gpu}: {self.sms - self.blocks} SMs have nothing to do ({working} % "
+                f"of the GPU works) while the kernel moves {byte_size(self.moved)} a launch")
+
+    def fix_title(self) -> str:
+        return (f"launch at least {self.sms} blocks: split the reduction across blocks (split-K, with the partial "
+                f"results combined after), give each block fewer rows or a smaller tile, or spread the "
+                f"{self.threads} threads' work over more blocks")
+
+
+class UnderfilledGpu(Rule):
+    """A launch whose thread blocks are fewer than the GPU's SMs, for a kernel that moves enough to matter.
+
+    ## What it does
+    Flags a launch whose grid has fewer blocks than the arch's GPU has streaming multiprocessors: 132 on
+    the H200 of sm_90, 108 on the A100 of sm_80, 142 on the L40S of sm_89, and 148 on the B200 of
+    sm_100. The grid must be known before run time.
+
+    One block runs on one SM, so the SMs without a block idle for the whole launch. The rule stays quiet
+    on launches that fill the GPU. It also stays quiet on kernels whose tensors are smaller than the
+    bytes that move at full speed in the time a launch itself takes, about 11 MB on the H200: for those,
+    the launch dominates whatever the grid. The finding is on the line of the `T.Kernel`.
+
+    ## Why is this slow?
+    A block's threads can only use their own SM's load units, L1 and share of the memory system. Take
+    tilelang's own `naive_gemv` tutorial kernel at N = 1024, K = 8192: `T.ceildiv(N, 128)` blocks of 128
+    threads is 8 blocks. On an H200 it:
+    - kept 8 of the 132 SMs busy: Nsight Compute counted SM active cycles at 6.0 % of elapsed;
+    - used 0.27 % of DRAM throughput;
+    - ran at 13 GB/s, against 2511 GB/s for 256 blocks of 4 rows each: 192x slower.
+
+    Part of that gap is how each thread walks its row (`scalarized-load` reports it). At N = 131072,
+    with 1024 blocks, the same kernel lost 19.4x instead.
+
+    ## Example
+    ```python
+    with T.Kernel(T.ceildiv(1024, 128), threads=128) as bn:  # 8 blocks for 132 SMs
+        ...
+    ```
+
+    ## Use instead
+    ```python
+    with T.Kernel(1024 // 4, threads=128) as bn:  # 256 blocks of 4 rows
+        ...
+    ```
+
+    ## References
+    - tl-inspect H200 measurements (docs/gpu-impact.md, "An idle GPU"): the figures above.
+    - NVIDIA datasheets for the SM counts (docs/verdicts.md, "The ledger").
+    - Nsight Compute's launch-statistics rule, which says the same after a GPU run.
+    """
+
+    code = "TLV012"
+    slug = "underfilled-gpu"
+    severity = "warning"
+    flags = "a launch with fewer thread blocks than the GPU has SMs, for a kernel that moves enough to matter"
+    measured = "naive GEMV, 8 blocks on 132 SMs: 192x vs 256 blocks"
+    fix = "launch at least as many blocks as the GPU has SMs (split-K, smaller tiles, more blocks)"
+
+    def check(self, ctx: RuleContext) -> None:
+        ledger = ctx.kernel.ledger
+        if ledger is None or ledger.blocks is None or not ledger.sms or ledger.blocks >= ledger.sms:
+            return
+        moved = ledger.unique_bytes if ledger.unique_bytes is not None else ledger.requested_bytes
+        if moved is None or moved < cost_table.of(ctx.kernel.cost_table).launch_bytes:
+            return
+        ctx.report(ctx.facts.kernel_line or ctx.kernel.line or 1,
+                   IdleSms(ledger.blocks, ledger.threads_launched, ledger.sms, ledger.peaks_of, moved))
