@@ -57,9 +57,10 @@ def _term(name: str, what: str, case: str, bound: str = MEMORY, of_what: str = "
 #   held_narrow_loads 1.67, _spilled 5.38: TileOPs' reduce over bf16 rows of 4095, each element loaded on its
 #     own under `j < N` into a float32 fragment, against rows of 4096: 1.19-1.22x at 8 and 16 per thread, 1.77x
 #     at 32, 1.57x at 64, 5.38x at 128 (ncu on the mean: 56 registers against 26, 56 % occupancy against 100 %);
-#   interleaved_loads 1.16: SwiGLU over gate/up pairs against contiguous halves, 32768 x 8192 fp16, 1.146x and
-#     1.156x for the kernel in two `tl-inspect calibrate` runs (an earlier 1.96 timed a halves kernel at 5.9 TB/s,
-#     above the H200's peak: it read less than it was credited with);
+#   interleaved_loads 1.27: the median of SwiGLU over gate/up pairs against contiguous halves (32768 x 8192 fp16,
+#     1.146-1.159x for the kernel in `tl-inspect calibrate` runs: 1.16) and GPT-J RoPE against NeoX halves
+#     (65536 x 32 x 128 bf16, 0.444 / 0.375 ms: 1.38); an earlier 1.96 timed a halves kernel at 5.9 TB/s,
+#     above the H200's peak: it read less than it was credited with;
 #   staged_half_vector 1.32: one uint2 load per thread into shared memory before a barrier (16 KB in flight per
 #     SM against 32 KB), 1.16x for a copy whose load is half its bytes;
 #   transposed_load 2.74, transposed_store 12.8 (at 2 bytes): kernels moving half their bytes so, 1.93x and

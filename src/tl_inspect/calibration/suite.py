@@ -231,6 +231,30 @@ def swiglu_halves(M, N, block_n=1024):
     return main
 
 
+def rope(S, H, D, interleaved: bool, BS=16):
+    """Rotary embeddings on bf16: interleaved (GPT-J) pairs, each of the pair loaded on its own, or
+    rotate-half (NeoX) halves, each contiguous."""
+    half = D // 2
+
+    @T.prim_func
+    def main(X: T.Tensor((S, H, D), BF16), Cos: T.Tensor((S, half), BF16), Sin: T.Tensor((S, half), BF16),
+             Y: T.Tensor((S, H, D), BF16)):
+        with T.Kernel(S // BS, H, threads=128) as (bx, by):
+            for s, i in T.Parallel(BS, half):
+                if interleaved:
+                    even = X[bx * BS + s, by, 2 * i]
+                    odd = X[bx * BS + s, by, 2 * i + 1]
+                    Y[bx * BS + s, by, 2 * i] = even * Cos[bx * BS + s, i] - odd * Sin[bx * BS + s, i]
+                    Y[bx * BS + s, by, 2 * i + 1] = odd * Cos[bx * BS + s, i] + even * Sin[bx * BS + s, i]
+                else:
+                    first = X[bx * BS + s, by, i]
+                    second = X[bx * BS + s, by, i + half]
+                    Y[bx * BS + s, by, i] = first * Cos[bx * BS + s, i] - second * Sin[bx * BS + s, i]
+                    Y[bx * BS + s, by, i + half] = second * Cos[bx * BS + s, i] + first * Sin[bx * BS + s, i]
+
+    return main
+
+
 def transpose_direct(M, N, B=32):
     """An fp32 transpose written straight to global memory: the store's lanes a row apart."""
     @T.prim_func
@@ -341,6 +365,8 @@ def cases() -> list:
              stage_1024(N1, 256), stage_1024(N1, 128)),
         Case("interleaved_loads", "SwiGLU over interleaved gate/up pairs vs contiguous halves, 32768 x 8192 fp16",
              swiglu_pairs(32768, 8192), swiglu_halves(32768, 8192)),
+        Case("interleaved_loads", "GPT-J RoPE over interleaved pairs vs NeoX halves, 65536 x 32 x 128 bf16",
+             rope(65536, 32, 128, interleaved=True), rope(65536, 32, 128, interleaved=False)),
         Case("transposed_store", "bf16 KV append into a [heads, D, S] cache, 65536 tokens x 8 heads x 128, vs tiled",
              kv_append(65536, 65536, 8, 128, tiled=False), kv_append(65536, 65536, 8, 128, tiled=True)),
         Case("transposed_store", "fp32 transpose 8192^2 written by column vs through shared memory",

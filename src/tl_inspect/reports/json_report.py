@@ -31,6 +31,7 @@ def kernel_entries(run: RunResult) -> list[dict]:
                 "discovered_as": k.discovered_as,
                 "vector_accesses": k.access_summary(),
                 "accesses": [a.as_dict() for a in k.accesses],
+                "shared_accesses": [a.as_dict() for a in k.shared_accesses],
                 "ledger": k.ledger.as_dict() if k.ledger else None,
                 **({"ptxas": k.ptxas} if k.ptxas is not None else {}),
             })
