@@ -220,16 +220,36 @@ def test_files_and_folders_that_cannot_be_read_are_named_not_skipped(tmp_path):
 
 
 def test_a_file_that_kills_its_parent_or_its_group_fails_alone(tmp_path):
-    """Defect 8: the culprit is named, the files inspected beside it keep their results."""
+    """Defect 8, issue 20 class 9: a worker may not signal the zygote; the culprit is named, the files
+    inspected beside it keep their results."""
     paths = [hostile("kills_its_parent.py"), hostile("kills_its_group.py"), hostile("byte_order_mark.py")]
     proc = run_cli(*paths, "--format", "json", "-j", "3")
     assert proc.returncode == 2
     document = json.loads(proc.stdout)
     errors = {os.path.basename(f["path"]): f["error"] for f in document["files"]}
-    assert errors == {"kills_its_parent.py": "the file killed tl-inspect's worker process (the worker's parent)",
+    assert errors == {"kills_its_parent.py": "PermissionError: [Errno 1] Operation not permitted "
+                                             "(while importing the module)",
                       "kills_its_group.py": "worker crashed (SIGKILL) while importing the module",
                       "byte_order_mark.py": None}
     assert kernels_of(document)["doubled"] == ("ok", None)
+    assert_one_line(proc.stderr)
+
+
+def test_the_time_limit_holds_against_a_stopped_zygote_and_a_worker_out_of_its_group():
+    """Issue 20, class 1: SIGSTOP to the zygote, its group, tl-inspect and every process is refused; a
+    worker that joins the zygote's group and hangs is still killed at --timeout; the other files are kept."""
+    paths = [hostile("stops_its_parent.py"), hostile("escapes_its_group.py"), hostile("byte_order_mark.py")]
+    proc = run_cli(*paths, "--format", "json", "-j", "3", "--timeout", "20", timeout=240)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    document = json.loads(proc.stdout)
+    errors = {os.path.basename(f["path"]): f["error"] for f in document["files"]}
+    assert errors == {
+        "stops_its_parent.py": "PermissionError: [Errno 1] Operation not permitted (while importing the module)",
+        "escapes_its_group.py": "worker timed out after 20 s while importing the module",
+        "byte_order_mark.py": None}
+    # the kernel bound before the refused signal is inspected, and so is the file beside them
+    assert [k["status"] for k in document["kernels"] if k["name"] == "doubled"] == ["ok", "ok"]
+    assert_one_line(proc.stderr)
 
 
 def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):

@@ -126,7 +126,7 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                 # a user file killed the zygote, its workers' parent: find which one and spare the others
                 for item in list(running.values()):
                     if item.pid:
-                        _kill_group(item.pid)
+                        _kill_worker(item.pid)
                     if item.alone:
                         finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
                                                                           "process (the worker's parent)"))
@@ -145,14 +145,14 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
             for item in running.values():
                 if item.pid and not item.timed_out and now - item.started > timeout:
                     item.timed_out = True
-                    _kill_group(item.pid)
+                    _kill_worker(item.pid)
         return results
     finally:
         with _signals_held():
             # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
             for item in running.values():
                 if item.pid:
-                    _kill_group(item.pid)
+                    _kill_worker(item.pid)
             zygote.close()
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -162,12 +162,14 @@ def _never_started(running: Iterable[_Running], timeout: float) -> bool:
     return any(not item.pid and time.monotonic() - item.submitted > timeout for item in running)
 
 
-def _kill_group(pid: int) -> None:
-    """Kill a worker and everything it started (each worker leads its own process group)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass  # already gone
+def _kill_worker(pid: int) -> None:
+    """Kill a worker and everything it started (each worker leads its own process group; the worker
+    itself by its pid too, as it may have moved to another group)."""
+    for kill, target in ((os.kill, pid), (os.killpg, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except OSError:
+            pass  # already gone
 
 
 @contextmanager

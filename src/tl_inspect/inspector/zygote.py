@@ -8,7 +8,8 @@ Nothing a user file starts may outlive its worker: each worker leads its own pro
 whole when the worker ends, and the zygote is the child subreaper of everything below it, so a
 process that leaves its group (`setsid`, a daemon) is re-parented here and killed. When the parent
 closes stdin (finished, interrupted or killed), every worker and descendant is killed and the
-scratch folder removed.
+scratch folder removed. A worker may not signal, trace or read the memory of the zygote or of the
+tl-inspect process (`shield`): nothing the user's code does can stop the time limit.
 
 Protocol, one line per message. In (stdin): `<job id> <base64 pickle of (Job, memory limit in MiB,
 result, stdout, stderr paths)>`. Out (the original stdout): `started <job id> <pid>` and `exited <pid> <exit code> <peak RSS
@@ -145,8 +146,10 @@ def main(scratch: str) -> None:
     # tilelang asks torch whether CUDA is available at import: the zygote must never initialise CUDA
     os.environ[_NVML_CHECK] = "1"
     import tl_inspect.inspector.preload  # noqa: F401  (what every forked worker needs, loaded once)
-    from tl_inspect.inspector import worker
+    from tl_inspect.inspector import shield, worker
 
+    shield.make_undumpable()
+    guarded = (os.getpid(), os.getppid())
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     commands = os.fdopen(os.dup(0), "rb", buffering=0)
     replies = os.fdopen(os.dup(1), "w", buffering=1)
@@ -172,6 +175,7 @@ def main(scratch: str) -> None:
             pid = os.fork()
             if pid == 0:
                 os.setpgid(0, 0)
+                shield.shield_worker(guarded)
                 commands.close()
                 replies.close()
                 # the user's code sees torch as plain Python does
