@@ -219,6 +219,34 @@ def test_files_and_folders_that_cannot_be_read_are_named_not_skipped(tmp_path):
     assert [k["name"] for k in json.loads(only.stdout)["kernels"]] == ["doubled"]
 
 
+def test_the_parent_reads_only_regular_files_of_bounded_size(tmp_path):
+    """Issue 20, class 2: a scanned `x.py` linked to /dev/zero, a FIFO, a sparse 100 GiB file, a FIFO as
+    --config; and (class 7) an unrelated pyproject.toml above with `tool = 5`. Each is one error, at once."""
+    scan = tmp_path / "scan"
+    scan.mkdir()
+    shutil.copy(hostile("byte_order_mark.py"), scan / "byte_order_mark.py")
+    (scan / "zero.py").symlink_to("/dev/zero")
+    os.mkfifo(scan / "fifo.py")
+    with open(scan / "huge.py", "wb") as huge:
+        huge.truncate(100 << 30)
+    shutil.copy(hostile("tool_is_a_number.toml"), tmp_path / "pyproject.toml")
+    proc = run_cli(".", "--format", "json", cwd=scan, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    document = json.loads(proc.stdout)
+    assert {f["path"]: f["error"] for f in document["files"]} == {
+        "./byte_order_mark.py": None,
+        "./fifo.py": "cannot read this file: not a regular file",
+        "./huge.py": "cannot read this file: larger than 64 MiB",
+        "./zero.py": "cannot read this file: not a regular file"}
+    assert kernels_of(document)["doubled"] == ("ok", None)
+    named = run_cli("zero.py", "byte_order_mark.py", "--format", "json", cwd=scan, timeout=120)
+    assert {f["path"]: f["error"] for f in json.loads(named.stdout)["files"]} == {
+        "zero.py": "cannot read this file: not a regular file", "byte_order_mark.py": None}
+    os.mkfifo(tmp_path / "config.toml")
+    fifo = run_cli("byte_order_mark.py", "--config", str(tmp_path / "config.toml"), cwd=scan, timeout=60)
+    assert (fifo.returncode, fifo.stderr) == (2, f"tl-inspect: error: {tmp_path / 'config.toml'}: not a regular file\n")
+
+
 def test_a_file_that_kills_its_parent_or_its_group_fails_alone(tmp_path):
     """Defect 8, issue 20 class 9: a worker may not signal the zygote; the culprit is named, the files
     inspected beside it keep their results."""
@@ -273,6 +301,9 @@ def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     (["--baseline", hostile("mistyped_baseline.json")], "malformed baseline entry 1: count = '2'"),
     (["--config", hostile("latin1_pyproject.toml")], "invalid TOML: not UTF-8 text"),
     (["--timeout", "nan"], "tl-inspect: error: --timeout: expected a number of seconds above 0, got nan"),
+    (["--baseline", "/dev/zero"], "tl-inspect: error: /dev/zero: cannot read the baseline: not a regular file"),
+    (["--config", "/dev/zero"], "tl-inspect: error: /dev/zero: not a regular file"),
+    (["--config", hostile("deeply_nested.toml")], "deeply_nested.toml: invalid TOML: nested too deeply"),
 ])
 def test_bad_outputs_and_options_stop_the_run_before_anything_compiles(args, message):
     """Defects 9 and 10: one line and exit 2, before the file (which sleeps 60 s at import) is compiled."""

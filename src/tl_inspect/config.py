@@ -22,6 +22,7 @@ except ImportError:  # Python 3.10
 
 from tl_inspect.model import SEVERITIES
 from tl_inspect.selection import SelectionError, check_selectors, matches, parse_list, select_rules
+from tl_inspect.sources import read_bounded
 from tl_inspect.sweep import expand_cases
 
 SECTION = "tl-inspect"
@@ -88,7 +89,7 @@ def find_config(start: str) -> str | None:
     directory = os.path.abspath(start)
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate) and SECTION in _read_toml(candidate).get("tool", {}):
+        if os.path.isfile(candidate) and SECTION in _tool_table(_read_toml(candidate)):
             return candidate
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -100,9 +101,7 @@ def load_config(path: str | None, all_rules: list) -> Config:
     """Parse and validate the `[tool.tl-inspect]` table of `path` (None: no configuration)."""
     if path is None:
         return Config(root=os.getcwd())
-    if not os.path.isfile(path):
-        raise ConfigError(f"{path}: no such file")
-    table = _read_toml(path).get("tool", {}).get(SECTION, {})
+    table = _tool_table(_read_toml(path)).get(SECTION, {})
     where = f"{path}: [tool.{SECTION}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
@@ -256,10 +255,17 @@ def _cases(raw, root: str) -> dict:
     return cases
 
 
+def _tool_table(document: dict) -> dict:
+    """The `[tool]` table; a pyproject whose `tool` is not a table (`tool = 5`) has no tl-inspect table."""
+    tool = document.get("tool", {})
+    return tool if isinstance(tool, dict) else {}
+
+
 def _read_toml(path: str) -> dict:
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(read_bounded(path).decode("utf-8"))
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 import sysconfig
 from importlib.machinery import SourceFileLoader
+
+from tl_inspect.sources import read_bounded
 
 # files larger than this are not hashed: a result that depends on one is not cached
 MAX_HASHED_BYTES = 64 << 20
@@ -27,11 +28,7 @@ _SYSTEM_DIRS = ("/proc/", "/sys/", "/dev/")
 
 def file_digest(path: str) -> str | None:
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_HASHED_BYTES:
-            return None
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+        return hashlib.sha256(read_bounded(path, MAX_HASHED_BYTES)).hexdigest()
     except OSError:
         return None
 
