@@ -280,6 +280,18 @@ def test_the_time_limit_holds_against_a_stopped_zygote_and_a_worker_out_of_its_g
     assert_one_line(proc.stderr)
 
 
+def test_a_file_that_writes_into_its_result_file_costs_only_what_came_after():
+    """Issue 20, class 9: the result file holds a pickle that would end the parent (`os._exit`) and garbage;
+    nothing in it is called, the kernel before it and the file beside it are kept."""
+    proc = run_cli(hostile("writes_into_its_result.py"), hostile("byte_order_mark.py"), "--format", "json")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    document = json.loads(proc.stdout)
+    assert kernels_of(document) == {
+        "<module>": ("error", "the file's code wrote into the worker's result file: what came after is lost"),
+        "scaled[N=2048]": ("ok", None), "doubled": ("ok", None)}
+    assert_one_line(proc.stderr)
+
+
 def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     """Defect 8: a copy.py in the current folder, and a file that changes folder at import."""
     (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")

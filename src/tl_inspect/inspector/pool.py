@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from tl_inspect.inspector import cache
+from tl_inspect.inspector import cache, shield
 from tl_inspect.inspector.job import Job
 from tl_inspect.inspector.zygote import Zygote, discard_early, take_zygote
 from tl_inspect.model import FileResult, KernelArtifact
@@ -85,76 +85,89 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
     workers = max(1, min(workers, len(todo)))
     scratch, zygote = take_zygote()
     running: dict[int, _Running] = {}
-    try:
-        results: dict[int, FileResult] = {}
-        pending = [_Running(index, jobs[index]) for index in todo]
+    # the user's code may not write into this process's memory or pipes through /proc/<pid>/ either
+    with shield.undumpable():
+        try:
+            results: dict[int, FileResult] = {}
+            pending = [_Running(index, jobs[index]) for index in todo]
 
-        def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
-            del running[item.index]
-            if item.earlier:
-                result = _merged(item.earlier, result)
-            if remaining:
-                # the worker died in one kernel: a fresh one compiles the kernels after it
-                resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
-                pending.insert(0, _Running(item.index, resumed, result))
-                return
-            results[item.index] = result
-            if on_done:
-                on_done(result)
+            def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
+                del running[item.index]
+                if item.earlier:
+                    result = _merged(item.earlier, result)
+                if remaining:
+                    # the worker died in one kernel: a fresh one compiles the kernels after it
+                    resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
+                    pending.insert(0, _Running(item.index, resumed, result))
+                    return
+                results[item.index] = result
+                if on_done:
+                    on_done(result)
 
-        while pending or running:
-            while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
-                    not pending[0].alone or not running):
-                item = pending.pop(0)
-                item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
-                item.submitted = time.monotonic()
-                running[item.index] = item
-                zygote.submit(item.index, item.job, max_memory, item.workdir)
-            try:
-                message = zygote.messages.get(timeout=_POLL_SECONDS)
-            except queue.Empty:
-                message = None
-            if message and message[0] == "started":
-                item = running[int(message[1])]
-                item.pid, item.started = int(message[2]), time.monotonic()
-            elif message and message[0] == "exited":
-                for item in list(running.values()):
-                    if item.pid == int(message[1]):
-                        item.exit_code, item.peak_mib = int(message[2]), int(message[3]) / 1024
-                        finish(item, *_collect(item, timeout, max_memory))
-            elif message and message[0] == "gone" and zygote.started_any:
-                # a user file killed the zygote, its workers' parent: find which one and spare the others
-                for item in list(running.values()):
+            while pending or running:
+                while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
+                        not pending[0].alone or not running):
+                    item = pending.pop(0)
+                    item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
+                    item.submitted = time.monotonic()
+                    running[item.index] = item
+                    zygote.submit(item.index, item.job, max_memory, item.workdir)
+                try:
+                    message = _parsed(zygote.messages.get(timeout=_POLL_SECONDS))
+                except queue.Empty:
+                    message = None
+                if message and message[0] == "started" and message[1] in running:
+                    item = running[message[1]]
+                    item.pid, item.started = message[2], time.monotonic()
+                elif message and message[0] == "exited":
+                    for item in list(running.values()):
+                        if item.pid == message[1]:
+                            item.exit_code, item.peak_mib = message[2], message[3] / 1024
+                            finish(item, *_collect(item, timeout, max_memory))
+                elif message and message[0] == "gone" and zygote.started_any:
+                    # a user file killed the zygote, its workers' parent: find which one and spare the others
+                    for item in list(running.values()):
+                        if item.pid:
+                            _kill_worker(item.pid)
+                        if item.alone:
+                            finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
+                                                                              "process (the worker's parent)"))
+                        else:
+                            del running[item.index]
+                            pending.insert(0, replace(item, alone=True, pid=None, started=0.0))
+                    zygote.close()
+                    zygote = Zygote(scratch)
+                elif message and message[0] == "gone" or _never_started(running.values(), max(timeout, STARTUP_SECONDS)):
+                    reason = zygote.failure(max(timeout, STARTUP_SECONDS))
+                    for item in list(running.values()) + pending:
+                        lost = FileResult(path=item.job.path, error=reason)
+                        results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
+                    return results
+                now = time.monotonic()
+                for item in running.values():
+                    if item.pid and not item.timed_out and now - item.started > timeout:
+                        item.timed_out = True
+                        _kill_worker(item.pid)
+            return results
+        finally:
+            with _signals_held():
+                # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
+                for item in running.values():
                     if item.pid:
                         _kill_worker(item.pid)
-                    if item.alone:
-                        finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
-                                                                          "process (the worker's parent)"))
-                    else:
-                        del running[item.index]
-                        pending.insert(0, replace(item, alone=True, pid=None, started=0.0))
                 zygote.close()
-                zygote = Zygote(scratch)
-            elif message and message[0] == "gone" or _never_started(running.values(), max(timeout, STARTUP_SECONDS)):
-                reason = zygote.failure(max(timeout, STARTUP_SECONDS))
-                for item in list(running.values()) + pending:
-                    lost = FileResult(path=item.job.path, error=reason)
-                    results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
-                return results
-            now = time.monotonic()
-            for item in running.values():
-                if item.pid and not item.timed_out and now - item.started > timeout:
-                    item.timed_out = True
-                    _kill_worker(item.pid)
-        return results
-    finally:
-        with _signals_held():
-            # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
-            for item in running.values():
-                if item.pid:
-                    _kill_worker(item.pid)
-            zygote.close()
-            shutil.rmtree(scratch, ignore_errors=True)
+                shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _parsed(words: list[str]) -> tuple | None:
+    """A zygote message as (kind, numbers...); None for a line that is not one."""
+    numbers = {"started": 2, "exited": 3, "gone": 0}
+    if not words or numbers.get(words[0]) != len(words) - 1:
+        return None
+    try:
+        return (words[0], *map(int, words[1:]))
+    except ValueError:
+        return None
 
 
 def _never_started(running: Iterable[_Running], timeout: float) -> bool:
@@ -199,17 +212,59 @@ def _merged(earlier: FileResult, later: FileResult) -> FileResult:
                    peak_rss_mb=max(earlier.peak_rss_mb, later.peak_rss_mb), seconds=earlier.seconds + later.seconds)
 
 
+# the plain types a worker's records are made of, besides tl-inspect's own classes
+_PLAIN_TYPES = {"str", "int", "float", "bool", "complex", "tuple", "list", "dict", "set", "frozenset", "bytes",
+                "bytearray", "NoneType", "slice", "range"}
+# each record's kind and the type of its payload
+_RECORDS = {"import": dict, "notes": list, "needs_cases": dict, "plan": list, "start": str,
+            "kernel": KernelArtifact, "fatal": str, "error": str, "done": dict}
+_FOREIGN = ("foreign", None)  # what ends the records when the file holds data the worker did not write
+
+
+class _ResultUnpickler(pickle.Unpickler):
+    """Builds only tl-inspect's own classes and plain types. The user's code runs in the process that writes
+    the result file and may write into it: unpickling it must never call anything (`os.kill`, `exec`)."""
+
+    def find_class(self, module: str, name: str):
+        if module == "builtins" and name in _PLAIN_TYPES or module.split(".")[0] == "tl_inspect":
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a worker's result")
+
+
 def _records(path: str) -> Iterable[tuple]:
-    """Every complete record the worker wrote; a record cut short by a crash ends the stream."""
+    """Every complete record the worker wrote; a record cut short by a crash ends the stream, and data
+    that is no record ends it with `_FOREIGN`."""
     try:
         with open(path, "rb") as f:
             while True:
                 try:
-                    yield pickle.load(f)
-                except (EOFError, pickle.UnpicklingError, AttributeError, ValueError):
+                    record = _ResultUnpickler(f).load()
+                except EOFError:
                     return
+                except Exception as exc:  # noqa: BLE001 - whatever the bytes, the parent goes on
+                    truncated = isinstance(exc, pickle.UnpicklingError) and "truncated" in str(exc)
+                    if not truncated:
+                        yield _FOREIGN
+                    return
+                if not (isinstance(record, tuple) and len(record) == 2 and record[0] in _RECORDS
+                        and isinstance(record[1], _RECORDS[record[0]]) and _well_formed(*record)):
+                    yield _FOREIGN
+                    return
+                yield record
     except FileNotFoundError:
         return
+
+
+def _well_formed(kind: str, payload) -> bool:
+    if kind == "import":
+        return {"error", "error_line", "warnings"} <= set(payload)
+    if kind == "done":
+        return isinstance(payload.get("dependencies"), tuple)
+    if kind == "kernel":
+        return isinstance(payload.name, str)
+    return True
 
 
 def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
@@ -247,6 +302,9 @@ def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResul
         elif kind == "done":
             finished = True
             dependencies = payload["dependencies"]
+        elif kind == "foreign":
+            fatal = "the file's code wrote into the worker's result file: what came after is lost"
+            finished = True
     error = fatal.splitlines()[0] if fatal else import_error
     if error != import_error:
         error_line = None

@@ -6,8 +6,8 @@ installs, before the user's file is imported, a seccomp filter that the user's c
 starts inherit and cannot remove: a signal to the zygote, to the tl-inspect process, to their process
 groups or their threads, or to every process (`kill(-1, ...)`) fails with EPERM, and so do `ptrace`,
 `process_vm_writev`, `tkill` and `pidfd_send_signal` (they reach processes by thread or by file, which
-the filter cannot check). The zygote is also made non-dumpable, so its memory and its pipes under
-/proc/<pid>/ are closed to its workers.
+the filter cannot check). The zygote, and the tl-inspect process while workers run, are also made
+non-dumpable, so their memory and their pipes under /proc/<pid>/ are closed to the workers.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import errno
 import os
 import platform
 import struct
+from contextlib import contextmanager
 
-_PR_SET_DUMPABLE = 4
+_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
 _SECCOMP_MODE_FILTER = 2
@@ -46,6 +47,18 @@ class _Program(ctypes.Structure):
 def make_undumpable() -> None:
     """For the zygote: its /proc/<pid>/mem, fd/ and ptrace are closed to processes of the same user."""
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+@contextmanager
+def undumpable():
+    """The calling process undumpable while workers run (the tl-inspect process or an API caller)."""
+    was = _libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+    make_undumpable()
+    try:
+        yield
+    finally:
+        if was > 0:
+            _libc.prctl(_PR_SET_DUMPABLE, was, 0, 0, 0)
 
 
 def shield_worker(protected: tuple[int, ...]) -> bool:
@@ -79,12 +92,11 @@ def shield_worker(protected: tuple[int, ...]) -> bool:
 def _targets(protected: tuple[int, ...]) -> set[int]:
     """The processes, their threads (a thread id reaches its whole process through `kill`) and, negated,
     their process groups."""
-    found: set[int] = set()
+    found: set[int] = set(protected)
     for pid in protected:
-        found.add(pid)
         try:
-            found.update(int(tid) for tid in os.listdir(f"/proc/{pid}/task"))
             found.add(-os.getpgid(pid))
+            found.update(int(tid) for tid in os.listdir(f"/proc/{pid}/task"))
         except OSError:
-            continue  # already gone: nothing to protect
+            continue  # already gone: nothing more to protect
     return found

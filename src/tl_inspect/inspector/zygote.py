@@ -68,7 +68,7 @@ class Zygote:
 
     def _read(self) -> None:
         for line in self.process.stdout:
-            words = line.decode().split()
+            words = line.decode(errors="replace").split()
             self.started_any = self.started_any or words[:1] == ["started"]
             self.messages.put(words)
         self.messages.put(["gone"])
