@@ -292,6 +292,36 @@ def test_a_file_that_writes_into_its_result_file_costs_only_what_came_after():
     assert_one_line(proc.stderr)
 
 
+def test_each_kernel_has_its_own_time_limit():
+    """Issue 20, class 6: two kernels of 12 s each under --timeout 20; the one after them is not blamed."""
+    proc = run_cli(hostile("slow_kernels_first.py"), "--format", "json", "--timeout", "20")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert kernels_of(json.loads(proc.stdout)) == {
+        "scaled[N=2048]": ("ok", None), "scaled[N=3072]": ("ok", None), "scaled[N=4096]": ("ok", None)}
+
+
+def test_broken_output_and_unprintable_exceptions_lose_no_kernel():
+    """Issue 20, class 6: `sys.stdout = None`, fds 1 and 2 closed, an exception whose `__str__` raises (at
+    import and in a factory), a syntax error in an imported helper: each is the one error it is."""
+    paths = [hostile(name) for name in ("breaks_its_output.py", "unprintable_at_import.py",
+                                        "imports_a_broken_helper.py")]
+    proc = run_cli(*paths, "--format", "json-lines")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    unprintable = "Unprintable: (its message could not be shown: RuntimeError in its __str__)"
+    assert {(os.path.basename(r["file"]), r["kernel"], r["line"], r["error"]) for r in records
+            if r["kind"] == "error"} == {
+        ("breaks_its_output.py", "scaled[N=0]", 19, f"{unprintable} (while compiling)"),
+        ("unprintable_at_import.py", "<module>", 19, f"{unprintable} (while importing the module)"),
+        ("imports_a_broken_helper.py", "<module>", 14, "SyntaxError in tests/data/hostile/broken_helper.py, "
+                                                       "line 3: invalid syntax (while importing the module)")}
+    document = json.loads(run_cli(*paths, "--format", "json").stdout)
+    assert {k["name"]: k["status"] for k in document["kernels"] if k["status"] == "ok"} == {
+        "scaled[N=2048]": "ok", "scaled[N=4096]": "ok", "doubled": "ok"}
+    assert [k["file"] for k in document["kernels"] if k["name"] == "doubled"] == paths[1:]
+    assert_one_line(proc.stderr)
+
+
 def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     """Defect 8: a copy.py in the current folder, and a file that changes folder at import."""
     (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")

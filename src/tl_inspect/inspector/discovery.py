@@ -82,6 +82,12 @@ def import_user_file(user_file: str):
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
+        if exc.filename and os.path.abspath(exc.filename) != user_file:
+            # in a module the file imports: the names bound before its import line are kept
+            helper = os.path.relpath(exc.filename) if exc.filename.startswith(os.getcwd() + os.sep) else exc.filename
+            _, line = describe_error(exc, user_file, "")
+            return module, (printable(f"SyntaxError in {helper}, line {exc.lineno}: {exc.msg} "
+                                      f"(while importing the module)"), line)
         return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
     except MemoryError as exc:
         # the module's names hold what it allocated: drop them all, or nothing more can be done

@@ -14,9 +14,18 @@ _LOCATION = re.compile(r"-->\s+(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*$", re.M)
 _NOISE = re.compile(r"^\s*(Traceback|File \"|\d+: |\^|\||-->|$)")
 
 
+def message_of(exc: BaseException) -> str:
+    """`str(exc)`, whatever the user's exception class does in its `__str__`."""
+    try:
+        message = str(exc)
+    except BaseException as error:  # noqa: BLE001 - a `__str__` may raise anything
+        return f"(its message could not be shown: {type(error).__name__} in its __str__)"
+    return message if isinstance(message, str) else ""
+
+
 def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, int | None]:
     """`Type: first line of the message (when)` and the line of the user's file it points at, if any."""
-    message = str(exc)
+    message = message_of(exc)
     first = next((ln.strip() for ln in message.splitlines() if not _NOISE.match(ln)), "")
     first = re.sub(r"^(tvm\.error\.)?\w+Error:\s*", "", first)
     location = None

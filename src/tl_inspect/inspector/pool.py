@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from tl_inspect.inspector import cache, shield
@@ -48,7 +48,10 @@ class _Running:
     workdir: str = ""
     submitted: float = 0.0
     pid: int | None = None
-    started: float = 0.0  # when the zygote forked the worker: the time limit counts from here
+    started: float = 0.0  # when the zygote forked the worker
+    # the time limit counts from the fork for the import, then from the start of each kernel
+    budget_from: float = 0.0
+    budgeted: set = field(default_factory=set)  # the kernels whose start renewed the limit
     exit_code: int | None = None
     peak_mib: float = 0.0
     timed_out: bool = False
@@ -118,7 +121,8 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                     message = None
                 if message and message[0] == "started" and message[1] in running:
                     item = running[message[1]]
-                    item.pid, item.started = message[2], time.monotonic()
+                    item.pid = message[2]
+                    item.started = item.budget_from = time.monotonic()
                 elif message and message[0] == "exited":
                     for item in list(running.values()):
                         if item.pid == message[1]:
@@ -145,7 +149,8 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                     return results
                 now = time.monotonic()
                 for item in running.values():
-                    if item.pid and not item.timed_out and now - item.started > timeout:
+                    if item.pid and not item.timed_out and now - item.budget_from > timeout and \
+                            not _renewed(item, now, timeout):
                         item.timed_out = True
                         _kill_worker(item.pid)
             return results
@@ -157,6 +162,31 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                         _kill_worker(item.pid)
                 zygote.close()
                 shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _renewed(item: _Running, now: float, timeout: float) -> bool:
+    """Give the kernel the worker is compiling its own time limit, counted from its start, when it started
+    after the limit now running out began: a slow kernel must not cost the innocent ones after it. Once
+    per planned kernel, so the file's own code cannot renew it for ever by writing records."""
+    path = os.path.join(item.workdir, "result.pickle")
+    planned, current = set(), None
+    for kind, payload in _records(path):
+        if kind == "plan":
+            planned = planned or {name for name in payload if isinstance(name, str)}
+        elif kind == "start":
+            current = payload
+        elif kind == "kernel":
+            current = None
+    if current not in planned or current in item.budgeted:
+        return False
+    item.budgeted.add(current)
+    try:
+        # the start record is the file's last write
+        written = now - max(0.0, time.time() - os.stat(path).st_mtime)
+    except OSError:
+        return False
+    item.budget_from = min(now, max(item.budget_from, written))
+    return now - item.budget_from <= timeout
 
 
 def _parsed(words: list[str]) -> tuple | None:

@@ -18,8 +18,8 @@ import traceback
 
 from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import discovery, errors, hooks, inputs
-from tl_inspect.inspector.capture import Capture
-from tl_inspect.inspector.errors import printable, split_diagnostics
+from tl_inspect.inspector.capture import Capture, flush_streams, restore_streams
+from tl_inspect.inspector.errors import message_of, printable, split_diagnostics
 from tl_inspect.inspector.job import Job
 from tl_inspect.inspector.lowering import compile_kernel
 from tl_inspect.model import KernelArtifact
@@ -37,8 +37,7 @@ def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path
     os.dup2(err_fd, 2)
     with open(result_path, "ab", buffering=0) as sink:
         call_on_deep_stack(_guarded, job, max_memory_mib, sink, out_path, err_path)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    flush_streams()
     os._exit(0)
 
 
@@ -62,9 +61,9 @@ def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) 
     recorder = inputs.Recorder(os.path.dirname(out_path))
     try:
         recorder.install()
-        _work(job, sink, Capture(out_path, err_path))
+        _work(job, sink, Capture(out_path, err_path), lambda: restore_streams(out_path, err_path))
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
-        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(str(exc))}\n"
+        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(message_of(exc))}\n"
                              + "".join(traceback.format_exception(exc)))
     _emit(sink, "done", {"dependencies": recorder.inputs()})
 
@@ -81,13 +80,14 @@ def _limit_memory(mib: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
-def _work(job: Job, sink, capture: Capture) -> None:
+def _work(job: Job, sink, capture: Capture, restore_output) -> None:
     hooks.install(job.arch, job.run_nvcc)
     capture.mark()
     # paths are reported as the user gave them, relative to this folder, whatever os.chdir the file does
     home = os.getcwd()
     module, (import_error, error_line) = discovery.import_user_file(os.path.abspath(job.path))
     os.chdir(home)
+    restore_output()
     _, import_err_text = capture.since_mark()
     _emit(sink, "import", {"error": import_error, "error_line": error_line,
                            "warnings": split_diagnostics(import_err_text)})
@@ -111,5 +111,6 @@ def _work(job: Job, sink, capture: Capture) -> None:
         capture.mark()
         artifact = compile_kernel(spec, job, capture)
         os.chdir(home)
+        restore_output()
         _emit(sink, "kernel", artifact)
 
