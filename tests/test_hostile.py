@@ -322,6 +322,59 @@ def test_broken_output_and_unprintable_exceptions_lose_no_kernel():
     assert_one_line(proc.stderr)
 
 
+def test_what_a_worker_writes_is_bounded_and_removed_with_it():
+    """Issue 20, class 4: a thread printing without end is stopped at the worker's disk limit."""
+    proc = run_cli(hostile("prints_without_end.py"), hostile("byte_order_mark.py"), "--format", "json")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert kernels_of(json.loads(proc.stdout)) == {
+        "<module>": ("error", "worker was stopped: it wrote more than 1024 MiB (or 100000 files) into its "
+                              "temporary folder while importing the module"),
+        "doubled": ("ok", None)}
+    assert_one_line(proc.stderr)
+
+
+def test_a_full_temporary_disk_is_named_and_costs_only_the_file_that_filled_it(tmp_path):
+    """Issue 20, class 4: TMPDIR on a 64 MiB tmpfs that the first file fills (in a user and mount namespace)."""
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if subprocess.run(["unshare", "-Urm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no unprivileged user namespaces to mount a small tmpfs in")
+    script = (f"mount -t tmpfs -o size=64m none {tiny} && TMPDIR={tiny} exec {sys.executable} -m tl_inspect "
+              f"{hostile('fills_the_disk.py')} {hostile('byte_order_mark.py')} -j 1 --format json")
+    proc = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    document = json.loads(proc.stdout)
+    (error,) = [f["error"] for f in document["files"] if f["error"]]
+    assert error.startswith(f"worker could not write its files in {tiny}/tl-inspect-")
+    assert error.endswith(": the disk is full while importing the module")
+    assert kernels_of(document)["doubled"] == ("ok", None)
+
+
+def test_a_garbled_cache_entry_is_recomputed_and_a_relative_cache_home_is_ignored(tmp_path):
+    """Issue 20, class 7 and 4: a cache entry with flipped bytes, then one cut short; XDG_CACHE_HOME=relative."""
+    def run(**env):
+        proc = run_cli(hostile("byte_order_mark.py"), "--format", "json", env={**os.environ, **env})
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        return json.loads(proc.stdout)["files"][0]["cached"]
+
+    assert run() is False
+    (entry,) = (tmp_path / "cache").iterdir()
+    data = bytearray(entry.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    assert run() is False
+    entry.write_bytes(entry.read_bytes()[:100])
+    assert run() is False
+    assert run() is True
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "TL_INSPECT_CACHE_DIR"}
+    proc = run_cli(hostile("byte_order_mark.py"), env={**env, "XDG_CACHE_HOME": "relative", "HOME": str(tmp_path)},
+                   cwd=work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not (work / "relative").exists() and list((tmp_path / ".cache" / "tl-inspect").iterdir())
+
+
 def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     """Defect 8: a copy.py in the current folder, and a file that changes folder at import."""
     (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")
@@ -343,6 +396,8 @@ def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     (["--baseline", hostile("mistyped_baseline.json")], "malformed baseline entry 1: count = '2'"),
     (["--config", hostile("latin1_pyproject.toml")], "invalid TOML: not UTF-8 text"),
     (["--timeout", "nan"], "tl-inspect: error: --timeout: expected a number of seconds above 0, got nan"),
+    (["-o", hostile("long_sum.py")], f"tl-inspect: error: -o {hostile('long_sum.py')}: this is a Python file;"),
+    (["--write-baseline", os.path.join(ROOT, "tests", "data", "sleeps.py")], "sleeps.py: this is a Python file;"),
     (["--baseline", "/dev/zero"], "tl-inspect: error: /dev/zero: cannot read the baseline: not a regular file"),
     (["--config", "/dev/zero"], "tl-inspect: error: /dev/zero: not a regular file"),
     (["--config", hostile("deeply_nested.toml")], "deeply_nested.toml: invalid TOML: nested too deeply"),

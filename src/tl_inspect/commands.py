@@ -234,7 +234,7 @@ def _inspect(options: argparse.Namespace) -> int:
     changes = changes_since(options.diff_against) if options.diff_against else None
     if changes:
         targets = [t for t in targets if changes.touches(t.path)]
-    _check_outputs(options)
+    _check_outputs(options, targets)
     args = parse_args_option(options.arg)
     swept = parse_sweep_option(options.sweep)
     if (args or swept) and not any(t.only for t in targets):
@@ -325,9 +325,15 @@ def _apply_baseline(run: RunResult, entries: list, path: str, texts: SourceFiles
     return _keep(run, lambda f: id(f) in new), "\n".join(lines)
 
 
-def _check_outputs(options: argparse.Namespace) -> None:
-    """Every output must be writable before anything is compiled: a bad path costs a second, not the run."""
-    for path in (options.output, options.write_baseline):
+def _check_outputs(options: argparse.Namespace, targets: list) -> None:
+    """Every output must be writable before anything is compiled: a bad path costs a second, not the run.
+    Nor may a report or a baseline replace the user's code (`-o good.py`)."""
+    inspected = {os.path.realpath(t.path) for t in targets}
+    for flag, path in (("-o", options.output), ("--write-baseline", options.write_baseline)):
+        if path and os.path.isfile(path) and (path.endswith((".py", ".pyi"))
+                                              or os.path.realpath(path) in inspected):
+            raise UsageError(f"{flag} {path}: this is a Python file; tl-inspect does not overwrite code, "
+                             f"give another file")
         if path:
             try:
                 with open(path, "a", encoding="utf-8"):

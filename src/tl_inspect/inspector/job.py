@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# a worker's exit status when it cannot write its files (a full or read-only disk)
+EXIT_CANNOT_WRITE = 75
+
 
 @dataclass(frozen=True)
 class Job:

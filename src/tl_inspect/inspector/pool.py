@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from tl_inspect.inspector import cache, shield
-from tl_inspect.inspector.job import Job
+from tl_inspect.inspector.job import EXIT_CANNOT_WRITE, Job
 from tl_inspect.inspector.zygote import Zygote, discard_early, take_zygote
 from tl_inspect.model import FileResult, KernelArtifact
 
@@ -34,6 +34,10 @@ DEFAULT_TIMEOUT_SECONDS = 120.0
 # the user's file, decides it, so a short --timeout for the file must not cut it
 STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.02
+# what one worker may write into its folder (its TMPDIR, its captured output) before it is stopped
+DISK_LIMIT_BYTES = 1 << 30
+_DISK_CHECK_SECONDS = 0.5
+_DISK_MAX_ENTRIES = 100_000  # more files than this in a worker's folder also count as too much
 
 
 @dataclass
@@ -55,6 +59,7 @@ class _Running:
     exit_code: int | None = None
     peak_mib: float = 0.0
     timed_out: bool = False
+    over_disk: bool = False  # killed for what it wrote into its folder
 
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
@@ -86,7 +91,11 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
         discard_early()  # every result was cached: no worker to fork
         return {}
     workers = max(1, min(workers, len(todo)))
-    scratch, zygote = take_zygote()
+    try:
+        scratch, zygote = take_zygote()
+    except OSError as exc:
+        reason = f"cannot create tl-inspect's temporary folder in {tempfile.gettempdir()}: {exc.strerror}"
+        return {index: FileResult(path=jobs[index].path, error=reason) for index in todo}
     running: dict[int, _Running] = {}
     # the user's code may not write into this process's memory or pipes through /proc/<pid>/ either
     with shield.undumpable():
@@ -96,6 +105,8 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
 
             def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
                 del running[item.index]
+                if item.workdir:  # what the worker wrote must not fill the disk for the next ones
+                    shutil.rmtree(item.workdir, ignore_errors=True)
                 if item.earlier:
                     result = _merged(item.earlier, result)
                 if remaining:
@@ -107,13 +118,19 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                 if on_done:
                     on_done(result)
 
+            disk_checked = time.monotonic()
             while pending or running:
                 while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
                         not pending[0].alone or not running):
                     item = pending.pop(0)
-                    item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
-                    item.submitted = time.monotonic()
                     running[item.index] = item
+                    try:
+                        item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
+                    except OSError as exc:
+                        finish(item, FileResult(path=item.job.path, error=f"cannot create a temporary folder in "
+                                                                          f"{scratch}: {exc.strerror}"))
+                        continue
+                    item.submitted = time.monotonic()
                     zygote.submit(item.index, item.job, max_memory, item.workdir)
                 try:
                     message = _parsed(zygote.messages.get(timeout=_POLL_SECONDS))
@@ -138,7 +155,9 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                                                                               "process (the worker's parent)"))
                         else:
                             del running[item.index]
-                            pending.insert(0, replace(item, alone=True, pid=None, started=0.0))
+                            shutil.rmtree(item.workdir, ignore_errors=True)
+                            pending.insert(0, replace(item, alone=True, pid=None, started=0.0, budget_from=0.0,
+                                                      budgeted=set()))
                     zygote.close()
                     zygote = Zygote(scratch)
                 elif message and message[0] == "gone" or _never_started(running.values(), max(timeout, STARTUP_SECONDS)):
@@ -153,6 +172,12 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
                             not _renewed(item, now, timeout):
                         item.timed_out = True
                         _kill_worker(item.pid)
+                if now - disk_checked > _DISK_CHECK_SECONDS:
+                    disk_checked = now
+                    for item in running.values():
+                        if item.pid and not item.over_disk and _over_disk_limit(item.workdir):
+                            item.over_disk = True
+                            _kill_worker(item.pid)
             return results
         finally:
             with _signals_held():
@@ -187,6 +212,25 @@ def _renewed(item: _Running, now: float, timeout: float) -> bool:
         return False
     item.budget_from = min(now, max(item.budget_from, written))
     return now - item.budget_from <= timeout
+
+
+def _over_disk_limit(folder: str) -> bool:
+    """The worker's folder holds more than `DISK_LIMIT_BYTES`, or more than `_DISK_MAX_ENTRIES` entries."""
+    used, entries, stack = 0, 0, [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                for entry in listing:
+                    entries += 1
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    else:
+                        used += entry.stat(follow_symlinks=False).st_blocks * 512
+                    if used > DISK_LIMIT_BYTES or entries > _DISK_MAX_ENTRIES:
+                        return True
+        except OSError:
+            continue  # removed while it was listed
+    return False
 
 
 def _parsed(words: list[str]) -> tuple | None:
@@ -340,7 +384,10 @@ def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResul
         error_line = None
     remaining: tuple = ()
     if not finished:
-        reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code)
+        reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code, item.workdir)
+        if item.over_disk:
+            reason = (f"was stopped: it wrote more than {DISK_LIMIT_BYTES >> 20} MiB (or {_DISK_MAX_ENTRIES} files) "
+                      f"into its temporary folder")
         if item.peak_mib > 0.9 * max_memory:
             # allocations failing in C code crash the process instead of raising MemoryError
             reason += f" at its memory limit of {max_memory} MiB (--max-memory)"
@@ -362,7 +409,15 @@ def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResul
                       dependencies=dependencies), remaining
 
 
-def _exit_reason(code) -> str:
+def _exit_reason(code, workdir: str) -> str:
+    if code == EXIT_CANNOT_WRITE:
+        scratch = os.path.dirname(workdir)
+        try:
+            info = os.statvfs(scratch)
+            full = info.f_bavail * info.f_frsize < 1 << 20
+        except OSError:
+            full = False
+        return f"could not write its files in {scratch}: " + ("the disk is full" if full else "the folder is not writable")
     if code is not None and code < 0:
         try:
             return f"crashed ({signal.Signals(-code).name})"

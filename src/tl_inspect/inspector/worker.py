@@ -20,24 +20,28 @@ from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import discovery, errors, hooks, inputs
 from tl_inspect.inspector.capture import Capture, flush_streams, restore_streams
 from tl_inspect.inspector.errors import message_of, printable, split_diagnostics
-from tl_inspect.inspector.job import Job
+from tl_inspect.inspector.job import EXIT_CANNOT_WRITE, Job
 from tl_inspect.inspector.lowering import compile_kernel
 from tl_inspect.model import KernelArtifact
 
 
 def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path: str) -> None:
-    sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
-    # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
-    tempfile.tempdir = os.path.join(os.path.dirname(result_path), "tmp")
-    os.makedirs(tempfile.tempdir, exist_ok=True)
-    os.environ["TMPDIR"] = tempfile.tempdir
-    out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(out_fd, 1)
-    os.dup2(err_fd, 2)
-    with open(result_path, "ab", buffering=0) as sink:
-        call_on_deep_stack(_guarded, job, max_memory_mib, sink, out_path, err_path)
-    flush_streams()
+    """Never returns: the process exits, with `EXIT_CANNOT_WRITE` when its files cannot be written."""
+    try:
+        sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
+        # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
+        tempfile.tempdir = os.path.join(os.path.dirname(result_path), "tmp")
+        os.makedirs(tempfile.tempdir, exist_ok=True)
+        os.environ["TMPDIR"] = tempfile.tempdir
+        out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        with open(result_path, "ab", buffering=0) as sink:
+            call_on_deep_stack(_guarded, job, max_memory_mib, sink, out_path, err_path)
+        flush_streams()
+    except OSError:
+        os._exit(EXIT_CANNOT_WRITE)
     os._exit(0)
 
 

@@ -38,6 +38,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 # torch.cuda.is_available() through NVML, which does not initialise CUDA (`cudaGetDeviceCount` would, and
 # every forked worker would then fail with "Cannot re-initialize CUDA in forked subprocess")
 _NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+_EXIT_SOFTWARE = 70  # sysexits' EX_SOFTWARE: a worker that failed before it could report anything
 
 
 class Zygote:
@@ -110,7 +111,10 @@ def start_early() -> None:
     """Start the zygote for this process's next inspection now, before the caller imports and reads what
     it needs (rules, configuration, reporters)."""
     global _early
-    _early = _new_zygote()
+    try:
+        _early = _new_zygote()
+    except OSError:
+        pass  # no temporary folder: the inspection says so when it takes a zygote
 
 
 def take_zygote() -> tuple[str, Zygote]:
@@ -138,7 +142,11 @@ def _take_early() -> tuple[str, Zygote] | None:
 
 def _new_zygote() -> tuple[str, Zygote]:
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
-    return scratch, Zygote(scratch)
+    try:
+        return scratch, Zygote(scratch)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
 
 
 def main(scratch: str) -> None:
@@ -174,16 +182,19 @@ def main(scratch: str) -> None:
             job, max_memory_mib, *paths = pickle.loads(base64.b64decode(payload))
             pid = os.fork()
             if pid == 0:
-                os.setpgid(0, 0)
-                shield.shield_worker(guarded)
-                commands.close()
-                replies.close()
-                # the user's code sees torch as plain Python does
-                if users_nvml_check is None:
-                    del os.environ[_NVML_CHECK]
-                else:
-                    os.environ[_NVML_CHECK] = users_nvml_check
-                worker.run(job, max_memory_mib, *paths)
+                try:
+                    os.setpgid(0, 0)
+                    shield.shield_worker(guarded)
+                    commands.close()
+                    replies.close()
+                    # the user's code sees torch as plain Python does
+                    if users_nvml_check is None:
+                        del os.environ[_NVML_CHECK]
+                    else:
+                        os.environ[_NVML_CHECK] = users_nvml_check
+                    worker.run(job, max_memory_mib, *paths)
+                finally:
+                    os._exit(_EXIT_SOFTWARE)  # whatever failed, this child must never run the zygote's loop
             _new_group(pid)
             workers.add(pid)
             _reply(replies, f"started {job_id.decode()} {pid}")
