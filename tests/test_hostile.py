@@ -375,6 +375,17 @@ def test_a_garbled_cache_entry_is_recomputed_and_a_relative_cache_home_is_ignore
     assert not (work / "relative").exists() and list((tmp_path / ".cache" / "tl-inspect").iterdir())
 
 
+def test_valid_code_that_needs_the_main_thread_a_package_or_forks_is_inspected():
+    """Issue 20, class 5: `signal.signal` and `asyncio.get_event_loop()` at import, `from .sizes import SIZE`
+    in a package, an unguarded `os.fork()` at import (its kernel once, not twice)."""
+    paths = [hostile("uses_the_main_thread.py"), hostile(os.path.join("package", "relative_import.py")),
+             hostile("forks_at_import.py")]
+    proc = run_cli(*paths, "--format", "json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    kernels = json.loads(proc.stdout)["kernels"]
+    assert [(k["file"], k["name"], k["status"]) for k in kernels] == [(path, "doubled", "ok") for path in paths]
+
+
 def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     """Defect 8: a copy.py in the current folder, and a file that changes folder at import."""
     (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")

@@ -75,11 +75,17 @@ def import_user_file(user_file: str):
     directory = os.path.dirname(user_file)
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    name = "tl_inspect_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(user_file))[0])
-    spec = importlib.util.spec_from_file_location(name, user_file)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    package = _package_of(user_file)
+    stem = os.path.splitext(os.path.basename(user_file))[0]
+    # inside a package, the module's own dotted name, so that `from .x import y` works; never `__main__`
+    name = f"{package}.{stem}" if package else "tl_inspect_user_" + re.sub(r"\W", "_", stem)
+    module = None  # until the package, if any, is imported
     try:
+        if package:
+            importlib.import_module(package)
+        spec = importlib.util.spec_from_file_location(name, user_file)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         if exc.filename and os.path.abspath(exc.filename) != user_file:
@@ -91,12 +97,26 @@ def import_user_file(user_file: str):
         return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
     except MemoryError as exc:
         # the module's names hold what it allocated: drop them all, or nothing more can be done
-        vars(module).clear()
+        if module is not None:
+            vars(module).clear()
         return None, describe_error(exc, user_file, "while importing the module")
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         # names bound before the failure stay in the module: inspect them and report the error
         return module, describe_error(exc, user_file, "while importing the module")
     return module, (None, None)
+
+
+def _package_of(user_file: str) -> str:
+    """The dotted package a file belongs to (its folders up to the first without `__init__.py`), with that
+    first folder put on `sys.path`; "" for a file outside a package."""
+    parts: list[str] = []
+    folder = os.path.dirname(user_file)
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
+        parts.insert(0, os.path.basename(folder))
+        folder = os.path.dirname(folder)
+    if parts and folder not in sys.path:
+        sys.path.insert(0, folder)
+    return ".".join(parts)
 
 
 def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:

@@ -16,7 +16,6 @@ import sys
 import tempfile
 import traceback
 
-from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import discovery, errors, hooks, inputs
 from tl_inspect.inspector.capture import Capture, flush_streams, restore_streams
 from tl_inspect.inspector.errors import message_of, printable, split_diagnostics
@@ -26,7 +25,11 @@ from tl_inspect.model import KernelArtifact
 
 
 def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path: str) -> None:
-    """Never returns: the process exits, with `EXIT_CANNOT_WRITE` when its files cannot be written."""
+    """Never returns: the process exits, with `EXIT_CANNOT_WRITE` when its files cannot be written.
+
+    Runs on the worker's only thread, forked from the zygote's deep-stack thread (`deepstack`)."""
+    global _worker_pid
+    _worker_pid = os.getpid()
     try:
         sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
         # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
@@ -38,11 +41,14 @@ def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
         with open(result_path, "ab", buffering=0) as sink:
-            call_on_deep_stack(_guarded, job, max_memory_mib, sink, out_path, err_path)
+            _guarded(job, max_memory_mib, sink, out_path, err_path)
         flush_streams()
     except OSError:
         os._exit(EXIT_CANNOT_WRITE)
     os._exit(0)
+
+
+_worker_pid = 0
 
 
 class _PlainPickler(pickle.Pickler):
@@ -55,6 +61,10 @@ class _PlainPickler(pickle.Pickler):
 
 
 def _emit(sink, kind: str, payload) -> None:
+    if os.getpid() != _worker_pid:
+        # a child the user's code forked and left running tl-inspect's code (an unguarded `os.fork()` at
+        # import): only the worker reports, or every kernel would be reported twice
+        os._exit(0)
     buffer = io.BytesIO()
     _PlainPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((kind, payload))
     sink.write(buffer.getvalue())

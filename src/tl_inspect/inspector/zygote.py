@@ -34,6 +34,8 @@ import sys
 import tempfile
 import threading
 
+from tl_inspect.deepstack import call_on_deep_stack
+
 _PR_SET_CHILD_SUBREAPER = 36
 # torch.cuda.is_available() through NVML, which does not initialise CUDA (`cudaGetDeviceCount` would, and
 # every forked worker would then fail with "Cannot re-initialize CUDA in forked subprocess")
@@ -154,7 +156,7 @@ def main(scratch: str) -> None:
     # tilelang asks torch whether CUDA is available at import: the zygote must never initialise CUDA
     os.environ[_NVML_CHECK] = "1"
     import tl_inspect.inspector.preload  # noqa: F401  (what every forked worker needs, loaded once)
-    from tl_inspect.inspector import shield, worker
+    from tl_inspect.inspector import shield
 
     shield.make_undumpable()
     guarded = (os.getpid(), os.getppid())
@@ -164,6 +166,16 @@ def main(scratch: str) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
+    # forked from a thread, a worker has that thread as its only and main thread: the user's import runs
+    # where `signal.signal` and `asyncio.get_event_loop()` work, on a stack deep expressions cannot exhaust
+    call_on_deep_stack(_serve, commands, replies, guarded, users_nvml_check)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _serve(commands, replies, guarded: tuple, users_nvml_check: str | None) -> None:
+    """Fork a worker per job read from `commands` until the input closes, then kill everything left."""
+    from tl_inspect.inspector import shield, worker
+
     workers: set[int] = set()
     pending = b""
     open_input = True
@@ -207,7 +219,6 @@ def main(scratch: str) -> None:
             if pid not in workers or not open_input:
                 _kill_group(pid)
                 _kill(pid)
-    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _reply(replies, line: str) -> None:
