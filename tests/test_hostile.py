@@ -386,6 +386,30 @@ def test_valid_code_that_needs_the_main_thread_a_package_or_forks_is_inspected()
     assert [(k["file"], k["name"], k["status"]) for k in kernels] == [(path, "doubled", "ok") for path in paths]
 
 
+def test_odd_cases_and_options_are_bounded_and_said_in_one_line():
+    """Issue 20, class 7: a repeated sweep value, a 17 MB malformed TL_INSPECT_CASES entry, and `-j 1000` on one
+    file holding 300 MiB (the memory is shared by the workers that run)."""
+    paths = [hostile("odd_cases.py"), hostile("huge_malformed_cases.py"), hostile("holds_300_mib.py")]
+    proc = run_cli(*paths, "--format", "json", "-j", "1000")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert kernels_of(json.loads(proc.stdout)) == {
+        "scaled[N=2048]": ("ok", None), "scaled[N=4096]": ("ok", None), "doubled": ("ok", None),
+        "<module>": ("error", "TL_INSPECT_CASES entry 'scaled': expected a list of keyword-argument dicts, or one "
+                              "dict with 'sweep': {NAME: [values]}, got 'xxxxxxxxxxxx...xxxxxxxxxxxxx'")}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--sweep", "N=" + ",".join(str(1024 * i) for i in range(1, 2001))],
+     "tl-inspect: error: --sweep: 2000 cases; at most 1024 are inspected (sweep fewer values)\n"),
+    (["--diff-against", ""], "tl-inspect: error: --diff-against expects a git revision such as origin/main, "
+                             "got an empty string\n"),
+])
+def test_a_sweep_too_large_or_an_empty_revision_stops_the_run_at_once(args, message):
+    """Issue 20, class 7: a 2000-case sweep is refused before any case is built; `--diff-against ""` is an error."""
+    proc = run_cli(hostile("odd_cases.py") + "::scaled", *args, timeout=60)
+    assert (proc.returncode, proc.stderr) == (2, message)
+
+
 def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     """Defect 8: a copy.py in the current folder, and a file that changes folder at import."""
     (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")

@@ -20,7 +20,7 @@ from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.model import SEVERITIES, FileResult, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
-from tl_inspect.sweep import SWEEP_KEY
+from tl_inspect.sweep import SWEEP_KEY, expand_cases
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 MEASURE_BUDGET_SECONDS = 60.0
@@ -213,6 +213,8 @@ def _inspect(options: argparse.Namespace) -> int:
         raise UsageError("--measure times each proof's variant: it cannot be combined with --no-proofs")
     if options.measure_budget <= 0:
         raise UsageError(f"--measure-budget expects a number of seconds above 0, got {options.measure_budget:g}")
+    if options.diff_against is not None and not options.diff_against.strip():
+        raise UsageError("--diff-against expects a git revision such as origin/main, got an empty string")
     if options.new_only and not options.diff_against:
         raise UsageError("--new-only needs --diff-against REV")
     if options.write_baseline and (options.baseline or options.diff_against):
@@ -244,6 +246,10 @@ def _inspect(options: argparse.Namespace) -> int:
     both = sorted(set(args) & set(swept))
     if both:
         raise UsageError(f"{', '.join(both)} given both by -a/--arg and by --sweep")
+    try:
+        expand_cases({**args, SWEEP_KEY: swept}, "--sweep")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:
         with measuring(settings.arch, options.measure_budget if options.measure else None) as budget:
             jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs,

@@ -28,7 +28,7 @@ from tl_inspect.inspector.factory_calls import module_level_call
 from tl_inspect.inspector.hooks import TILELANG_DIR
 from tl_inspect.inspector.job import Job
 from tl_inspect.inspector.tensor_args import TensorShape
-from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
+from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases, shown
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
@@ -122,7 +122,7 @@ def _package_of(user_file: str) -> str:
 def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
     """The file's kernels in source order, a note per factory left out or cut short, and the factories that
     need a TL_INSPECT_CASES entry (name -> the parameters it needs)."""
-    cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+    cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {shown(name)}")
              for name, value in {**(getattr(module, CASES_VARIABLE, None) or {}), **job.cases}.items()}
     if job.only and job.args:
         cases[job.only] = [job.args]
@@ -256,8 +256,10 @@ def check_names(module, job: Job) -> str | None:
         return (f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts "
                 f"(or to one dict, with an optional {SWEEP_KEY!r}: {{NAME: [values]}})")
     for name, value in (cases or {}).items():
+        if not isinstance(name, str):
+            return f"{CASES_VARIABLE} keys must be factory names (strings), got {shown(name)}"
         try:
-            expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+            expand_cases(value, f"{CASES_VARIABLE} entry {shown(name)}")
         except ValueError as exc:
             return str(exc)
     if job.only and not hasattr(module, job.only):
@@ -271,13 +273,13 @@ def unusable_cases(module, job: Job) -> list[tuple[str, str]]:
     mistyped name costs its own cases, the file's other kernels are still inspected."""
     found = []
     for name in dict.fromkeys([*(getattr(module, CASES_VARIABLE, None) or {}), *job.cases]):
-        where = f"{CASES_VARIABLE} entry {name!r}"
+        where = f"{CASES_VARIABLE} entry {shown(name)}"
         if job.only and name != job.only:
             continue
         if not hasattr(module, name):
-            found.append((name, f"{where}: no kernel or factory named {name!r} in this file"))
+            found.append((name, f"{where}: no kernel or factory named {shown(name)} in this file"))
         elif not callable(getattr(module, name)):
-            found.append((name, f"{where}: {name!r} is a {type(getattr(module, name)).__name__}, not a factory"))
+            found.append((name, f"{where}: {shown(name)} is a {type(getattr(module, name)).__name__}, not a factory"))
     return found
 
 

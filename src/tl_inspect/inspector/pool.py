@@ -74,7 +74,8 @@ def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIM
         if result is not None and on_done:
             on_done(result)
     todo = [i for i, result in enumerate(results) if result is None]
-    workers = workers or os.cpu_count() or 1
+    # the memory is shared by the workers that will run, not by those asked for (`-j 1000` on one file)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     max_memory = max_memory or os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // workers // 2**20
     fresh = _run(jobs, todo, workers, timeout, max_memory, on_done)
     for index in todo:
@@ -90,7 +91,6 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
     if not todo:
         discard_early()  # every result was cached: no worker to fork
         return {}
-    workers = max(1, min(workers, len(todo)))
     try:
         scratch, zygote = take_zygote()
     except OSError as exc:

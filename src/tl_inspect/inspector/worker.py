@@ -76,6 +76,9 @@ def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) 
     try:
         recorder.install()
         _work(job, sink, Capture(out_path, err_path), lambda: restore_streams(out_path, err_path))
+    except MemoryError:
+        # tl-inspect's own work between the user's phases ran out: the limit, not a fault of tl-inspect
+        _emit(sink, "fatal", f"MemoryError: over the memory limit of {max_memory_mib} MiB per worker (--max-memory)")
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
         _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(message_of(exc))}\n"
                              + "".join(traceback.format_exception(exc)))
