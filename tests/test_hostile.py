@@ -186,6 +186,40 @@ def test_the_cache_follows_what_the_import_read_when_it_read_it(tmp_path):
     assert run(HOSTILE_SCALE="3", HOSTILE_SAVE_DURING_RUN="1")[0] is False
 
 
+def test_the_cache_follows_relative_paths_missing_modules_and_files_and_pythonpath(tmp_path):
+    """Issue 20, class 3: a file read relative to the current folder, an optional import that starts to
+    succeed (beside the file, or in a PYTHONPATH folder), an optional file that appears, PYTHONPATH itself."""
+    source = tmp_path / "src"
+    source.mkdir()
+    shutil.copy(hostile("stale_inputs.py"), source / "stale_inputs.py")
+    first, second, extra = tmp_path / "first", tmp_path / "second", tmp_path / "extra"
+    for folder, scale in ((first, 2), (second, 3)):
+        folder.mkdir()
+        (folder / "relative_scale.json").write_text(json.dumps({"scale": scale}))
+    extra.mkdir()
+
+    def cached(cwd, pythonpath=""):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (pythonpath, os.environ.get("PYTHONPATH"))
+                                                           if p)}
+        proc = run_cli(str(source / "stale_inputs.py"), "--format", "json", "--exit-zero", cwd=cwd, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)["files"][0]["cached"]
+
+    assert cached(first) is False
+    assert cached(first) is True
+    assert cached(second) is False  # another relative_scale.json
+    (first / "double.flag").write_text("")
+    assert cached(first) is False
+    assert cached(first) is True
+    assert cached(first, str(extra)) is False  # PYTHONPATH changed
+    assert cached(first, str(extra)) is True
+    (extra / "optional_sizes.py").write_text("N = 2048\n")
+    assert cached(first, str(extra)) is False  # the optional import now succeeds
+    (source / "optional_sizes.py").write_text("N = 4096\n")
+    assert cached(first, str(extra)) is False  # and is now found earlier on the path
+    assert cached(first, str(extra)) is True
+
+
 def test_a_misnamed_case_costs_only_itself():
     """Defect 6: a TL_INSPECT_CASES entry naming nothing, or something that cannot be called."""
     proc = run_cli(hostile("misnamed_cases.py"), "--format", "json")

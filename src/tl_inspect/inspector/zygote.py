@@ -152,6 +152,9 @@ def _new_zygote() -> tuple[str, Zygote]:
 
 
 def main(scratch: str) -> None:
+    from tl_inspect.inspector import inputs
+
+    inputs.remember_import_environment()  # before tilelang's import changes PYTHONPATH
     users_nvml_check = os.environ.get(_NVML_CHECK)
     # tilelang asks torch whether CUDA is available at import: the zygote must never initialise CUDA
     os.environ[_NVML_CHECK] = "1"
