@@ -508,6 +508,36 @@ def test_output_printed_while_building_is_capped_and_kept_out_of_the_layouts(tmp
     assert kernel.warnings[-1].endswith("[tl-inspect: 25165824 more bytes of output not kept]")
 
 
+def test_names_and_terminals_cannot_garble_the_output(tmp_path):
+    """Issue 20, class 8: ESC, bidi and newline in case labels and file names, a 300-character label with --dump
+    and --html, an ASCII-only terminal with COLUMNS=0, a latin-1 source, a form feed and U+2028 before a
+    finding, and a closed standard output."""
+    named = tmp_path / "esc\x1b[31m\u202ename\n.py"
+    shutil.copy(hostile("byte_order_mark.py"), named)
+    paths = [hostile("odd_names.py"), hostile("latin1_source.py"), str(named)]
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "0"}
+    full = run_cli(*paths, "--dump", str(tmp_path / "dump"), "--html", str(tmp_path / "html"), env=env)
+    assert full.returncode == 1, full.stderr[-3000:]
+    assert "\x1b" not in full.stdout and "\u202e" not in full.stdout and "Traceback" not in full.stderr
+    shown = full.stdout.splitlines()
+    assert "padded[N=2047,tag=\\x1b[2J\\u202e\\x0a\\u2192]" in full.stdout
+    assert any(line.endswith("16 |                 B[bx * 1024 + i] = A[bx * 1024 + i] + 1  # the finding")
+               for line in shown)
+    assert any(line.endswith("14 |                 B[bx * 1024 + i] = A[bx * 1024 + i] + 1  # caf\\xe9 cr\\xe8me")
+               for line in shown)
+    assert max(len(p.name) for p in (tmp_path / "dump").rglob("*")) <= 96
+    assert len(list((tmp_path / "html").glob("k_*.html"))) == 4
+    concise = run_cli(*paths, "--format", "concise", env=env)
+    assert concise.returncode == 1, concise.stderr[-3000:]
+    for line in concise.stdout.splitlines()[:-1]:
+        assert line.startswith((paths[0], paths[1])), line
+    closed = subprocess.run([sys.executable, "-m", "tl_inspect", hostile("byte_order_mark.py")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=60,
+                            preexec_fn=lambda: os.close(1))
+    assert (closed.returncode, closed.stderr) == (
+        2, "tl-inspect: error: standard output is closed: give -o FILE for the report\n")
+
+
 def test_escape_sequences_sarif_uris_and_dump_folders(tmp_path):
     """Defect 13: a user's error text is escaped, SARIF URIs are percent-encoded, --dump keeps same-named kernels."""
     shown = run_cli(hostile("escape_sequences.py"), "--format", "full")

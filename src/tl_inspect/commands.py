@@ -334,6 +334,8 @@ def _apply_baseline(run: RunResult, entries: list, path: str, texts: SourceFiles
 def _check_outputs(options: argparse.Namespace, targets: list) -> None:
     """Every output must be writable before anything is compiled: a bad path costs a second, not the run.
     Nor may a report or a baseline replace the user's code (`-o good.py`)."""
+    if not options.output and sys.stdout is None:
+        raise UsageError("standard output is closed: give -o FILE for the report")
     inspected = {os.path.realpath(t.path) for t in targets}
     for flag, path in (("-o", options.output), ("--write-baseline", options.write_baseline)):
         if path and os.path.isfile(path) and (path.endswith((".py", ".pyi"))

@@ -6,9 +6,11 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import stat
 import tokenize
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # a file read by the parent (a scanned or reported source, a baseline, a configuration) may be no larger
 MAX_FILE_BYTES = 64 << 20
 
@@ -61,8 +63,9 @@ class SourceFiles:
     __call__ = text
 
     def lines(self, path: str) -> list[str] | None:
+        """Numbered as Python numbers them: a form feed or U+2028 inside a line does not end it."""
         text = self._read(path)
-        return None if text is None else text.splitlines()
+        return None if text is None else _LINE_BREAK.split(text.removesuffix("\n").removesuffix("\r"))
 
     def line(self, path: str, number: int) -> str | None:
         lines = self.lines(path)

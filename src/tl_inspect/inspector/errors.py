@@ -58,13 +58,16 @@ def needed_cuda(exc: BaseException) -> bool:
     return any(_TORCH_CUDA in frame.filename for frame in traceback.extract_tb(exc.__traceback__))
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# control characters but the tab, and the invisible ones that reorder or break what a terminal shows (bidi overrides
+# and isolates, marks, line and paragraph separators)
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """The user's error text with control characters written as `\\x1b`: escape sequences in a
-    message must not reach the terminal that shows it."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """The user's text (an error, a file or kernel name) with control and bidi characters written as
+    `\\x1b` or `\\u202e`: escape sequences in it must not reach the terminal that shows it."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 _LOG_START = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*(?:\S+:\d+:\s*)?")
