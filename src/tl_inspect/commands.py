@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the autotuner is never run)")
     p.add_argument("-j", "--jobs", type=int, help="parallel workers (default: CPU count)")
     p.add_argument("--timeout", type=float,
-                   help="seconds a worker may spend on a file (default 120); a kernel that hangs loses only itself")
+                   help="seconds a file's import, and then each of its kernels, may take (default 120); a kernel "
+                        "that hangs loses only itself")
     p.add_argument("--max-memory", metavar="SIZE",
                    help="memory one worker may use, e.g. 4G or 512M (default: the machine's memory / jobs)")
     p.add_argument("--nvcc", action="store_true", help="also run nvcc and record ptxas registers/spills/smem")

@@ -6,8 +6,10 @@ imported tilelang (about 2 s saved per file); the environment it gets disables t
 and points its cache directory at a temporary folder, so nothing lands in ~/.tilelang.
 
 A worker that crashes or times out in one kernel costs that kernel only: a fresh worker compiles the
-file's remaining kernels. Each worker runs under the time limit (counted from its fork) and a memory
-limit, and is killed with everything it started on every way out (docs/reliability.md).
+file's remaining kernels. Each worker runs under the time limit (counted from its fork for the import,
+then from the start of each kernel), a memory limit and a limit on what it writes into its folder, and
+is killed with everything it started on every way out (docs/reliability.md). The limits are enforced
+here, in a process the user's code may not signal (`shield`).
 """
 
 from __future__ import annotations
