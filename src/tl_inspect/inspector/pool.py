@@ -79,7 +79,9 @@ def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIM
     # the memory is shared by the workers that will run, not by those asked for (`-j 1000` on one file)
     workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
     max_memory = max_memory or os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // workers // 2**20
-    fresh = _run(jobs, todo, workers, timeout, max_memory, on_done)
+    # the user's code may not write into this process's memory or pipes through /proc/<pid>/ either
+    with shield.undumpable():
+        fresh = _run(jobs, todo, workers, timeout, max_memory, on_done)
     for index in todo:
         results[index] = fresh[index]
         if use_cache:
@@ -99,96 +101,94 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
         reason = f"cannot create tl-inspect's temporary folder in {tempfile.gettempdir()}: {exc.strerror}"
         return {index: FileResult(path=jobs[index].path, error=reason) for index in todo}
     running: dict[int, _Running] = {}
-    # the user's code may not write into this process's memory or pipes through /proc/<pid>/ either
-    with shield.undumpable():
-        try:
-            results: dict[int, FileResult] = {}
-            pending = [_Running(index, jobs[index]) for index in todo]
+    try:
+        results: dict[int, FileResult] = {}
+        pending = [_Running(index, jobs[index]) for index in todo]
 
-            def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
-                del running[item.index]
-                if item.workdir:  # what the worker wrote must not fill the disk for the next ones
-                    shutil.rmtree(item.workdir, ignore_errors=True)
-                if item.earlier:
-                    result = _merged(item.earlier, result)
-                if remaining:
-                    # the worker died in one kernel: a fresh one compiles the kernels after it
-                    resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
-                    pending.insert(0, _Running(item.index, resumed, result))
-                    return
-                results[item.index] = result
-                if on_done:
-                    on_done(result)
+        def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
+            del running[item.index]
+            if item.workdir:  # what the worker wrote must not fill the disk for the next ones
+                shutil.rmtree(item.workdir, ignore_errors=True)
+            if item.earlier:
+                result = _merged(item.earlier, result)
+            if remaining:
+                # the worker died in one kernel: a fresh one compiles the kernels after it
+                resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
+                pending.insert(0, _Running(item.index, resumed, result))
+                return
+            results[item.index] = result
+            if on_done:
+                on_done(result)
 
-            disk_checked = time.monotonic()
-            while pending or running:
-                while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
-                        not pending[0].alone or not running):
-                    item = pending.pop(0)
-                    running[item.index] = item
-                    try:
-                        item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
-                    except OSError as exc:
-                        finish(item, FileResult(path=item.job.path, error=f"cannot create a temporary folder in "
-                                                                          f"{scratch}: {exc.strerror}"))
-                        continue
-                    item.submitted = time.monotonic()
-                    zygote.submit(item.index, item.job, max_memory, item.workdir)
+        disk_checked = time.monotonic()
+        while pending or running:
+            while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
+                    not pending[0].alone or not running):
+                item = pending.pop(0)
+                running[item.index] = item
                 try:
-                    message = _parsed(zygote.messages.get(timeout=_POLL_SECONDS))
-                except queue.Empty:
-                    message = None
-                if message and message[0] == "started" and message[1] in running:
-                    item = running[message[1]]
-                    item.pid = message[2]
-                    item.started = item.budget_from = time.monotonic()
-                elif message and message[0] == "exited":
-                    for item in list(running.values()):
-                        if item.pid == message[1]:
-                            item.exit_code, item.peak_mib = message[2], message[3] / 1024
-                            finish(item, *_collect(item, timeout, max_memory))
-                elif message and message[0] == "gone" and zygote.started_any:
-                    # a user file killed the zygote, its workers' parent: find which one and spare the others
-                    for item in list(running.values()):
-                        if item.pid:
-                            _kill_worker(item.pid)
-                        if item.alone:
-                            finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
-                                                                              "process (the worker's parent)"))
-                        else:
-                            del running[item.index]
-                            shutil.rmtree(item.workdir, ignore_errors=True)
-                            pending.insert(0, replace(item, alone=True, pid=None, started=0.0, budget_from=0.0,
-                                                      budgeted=set()))
-                    zygote.close()
-                    zygote = Zygote(scratch)
-                elif message and message[0] == "gone" or _never_started(running.values(), max(timeout, STARTUP_SECONDS)):
-                    reason = zygote.failure(max(timeout, STARTUP_SECONDS))
-                    for item in list(running.values()) + pending:
-                        lost = FileResult(path=item.job.path, error=reason)
-                        results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
-                    return results
-                now = time.monotonic()
-                for item in running.values():
-                    if item.pid and not item.timed_out and now - item.budget_from > timeout and \
-                            not _renewed(item, now, timeout):
-                        item.timed_out = True
-                        _kill_worker(item.pid)
-                if now - disk_checked > _DISK_CHECK_SECONDS:
-                    disk_checked = now
-                    for item in running.values():
-                        if item.pid and not item.over_disk and _over_disk_limit(item.workdir):
-                            item.over_disk = True
-                            _kill_worker(item.pid)
-            return results
-        finally:
-            with _signals_held():
-                # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
-                for item in running.values():
+                    item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
+                except OSError as exc:
+                    finish(item, FileResult(path=item.job.path, error=f"cannot create a temporary folder in "
+                                                                      f"{scratch}: {exc.strerror}"))
+                    continue
+                item.submitted = time.monotonic()
+                zygote.submit(item.index, item.job, max_memory, item.workdir)
+            try:
+                message = _parsed(zygote.messages.get(timeout=_POLL_SECONDS))
+            except queue.Empty:
+                message = None
+            if message and message[0] == "started" and message[1] in running:
+                item = running[message[1]]
+                item.pid = message[2]
+                item.started = item.budget_from = time.monotonic()
+            elif message and message[0] == "exited":
+                for item in list(running.values()):
+                    if item.pid == message[1]:
+                        item.exit_code, item.peak_mib = message[2], message[3] / 1024
+                        finish(item, *_collect(item, timeout, max_memory))
+            elif message and message[0] == "gone" and zygote.started_any:
+                # a user file killed the zygote, its workers' parent: find which one and spare the others
+                for item in list(running.values()):
                     if item.pid:
                         _kill_worker(item.pid)
+                    if item.alone:
+                        finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
+                                                                          "process (the worker's parent)"))
+                    else:
+                        del running[item.index]
+                        shutil.rmtree(item.workdir, ignore_errors=True)
+                        pending.insert(0, replace(item, alone=True, pid=None, started=0.0, budget_from=0.0,
+                                                  budgeted=set()))
                 zygote.close()
-                shutil.rmtree(scratch, ignore_errors=True)
+                zygote = Zygote(scratch)
+            elif message and message[0] == "gone" or _never_started(running.values(), max(timeout, STARTUP_SECONDS)):
+                reason = zygote.failure(max(timeout, STARTUP_SECONDS))
+                for item in list(running.values()) + pending:
+                    lost = FileResult(path=item.job.path, error=reason)
+                    results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
+                return results
+            now = time.monotonic()
+            for item in running.values():
+                if item.pid and not item.timed_out and now - item.budget_from > timeout and \
+                        not _renewed(item, now, timeout):
+                    item.timed_out = True
+                    _kill_worker(item.pid)
+            if now - disk_checked > _DISK_CHECK_SECONDS:
+                disk_checked = now
+                for item in running.values():
+                    if item.pid and not item.over_disk and _over_disk_limit(item.workdir):
+                        item.over_disk = True
+                        _kill_worker(item.pid)
+        return results
+    finally:
+        with _signals_held():
+            # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
+            for item in running.values():
+                if item.pid:
+                    _kill_worker(item.pid)
+            zygote.close()
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _renewed(item: _Running, now: float, timeout: float) -> bool:
