@@ -368,16 +368,22 @@ def test_what_a_worker_writes_is_bounded_and_removed_with_it():
 
 
 def test_a_full_temporary_disk_is_named_and_costs_only_the_file_that_filled_it(tmp_path):
-    """Issue 20, class 4: TMPDIR on a 64 MiB tmpfs that the first file fills (in a user and mount namespace)."""
-    tiny = tmp_path / "tiny"
+    """Issue 20, class 4: TMPDIR on a 64 MiB tmpfs that the first file fills, the cache on an 8 KiB one that no
+    entry fits in (both in a user and mount namespace): no partial cache file is left."""
+    tiny, cache = tmp_path / "tiny", tmp_path / "cache-on-tmpfs"
     tiny.mkdir()
+    cache.mkdir()
     if subprocess.run(["unshare", "-Urm", "true"], capture_output=True).returncode != 0:
         pytest.skip("no unprivileged user namespaces to mount a small tmpfs in")
-    script = (f"mount -t tmpfs -o size=64m none {tiny} && TMPDIR={tiny} exec {sys.executable} -m tl_inspect "
-              f"{hostile('fills_the_disk.py')} {hostile('byte_order_mark.py')} -j 1 --format json")
+    script = (f"mount -t tmpfs -o size=64m none {tiny} && mount -t tmpfs -o size=8k none {cache} && "
+              f"TMPDIR={tiny} TL_INSPECT_CACHE_DIR={cache} {sys.executable} -m tl_inspect "
+              f"{hostile('fills_the_disk.py')} {hostile('byte_order_mark.py')} -j 1 --format json; "
+              f"status=$?; ls -A {cache}; exit $status")
     proc = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr[-3000:]
-    document = json.loads(proc.stdout)
+    report, left_in_cache = proc.stdout.rsplit("}", 1)
+    assert left_in_cache.strip() == ""
+    document = json.loads(report + "}")
     (error,) = [f["error"] for f in document["files"] if f["error"]]
     assert error.startswith(f"worker could not write its files in {tiny}/tl-inspect-")
     assert error.endswith(": the disk is full while importing the module")
