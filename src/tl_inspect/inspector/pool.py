@@ -419,7 +419,8 @@ def _exit_reason(code, workdir: str) -> str:
             full = info.f_bavail * info.f_frsize < 1 << 20
         except OSError:
             full = False
-        return f"could not write its files in {scratch}: " + ("the disk is full" if full else "the folder is not writable")
+        return f"could not write its files in {scratch}: " + (
+            "the disk is full" if full else "the folder is not writable")
     if code is not None and code < 0:
         try:
             return f"crashed ({signal.Signals(-code).name})"

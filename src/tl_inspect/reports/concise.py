@@ -23,8 +23,8 @@ def write_concise(run: RunResult, out: TextIO) -> None:
         for report in reports:
             k = report.kernel
             if k.status != "ok":
-                out.write(f"{printable(k.file)}:{k.error_line or k.line or 1}:1: error: kernel {printable(k.name)} could not be "
-                          f"compiled: {one_line(k.error or 'unknown error')}\n")
+                out.write(f"{printable(k.file)}:{k.error_line or k.line or 1}:1: error: kernel "
+                          f"{printable(k.name)} could not be compiled: {one_line(k.error or 'unknown error')}\n")
             for f in report.findings:
                 out.write(f"{printable(f.file)}:{f.line}:{f.col}: {f.rule} [{f.slug}] {one_line(headline(f))}\n")
     summary = run_summary(run)
