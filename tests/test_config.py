@@ -81,7 +81,7 @@ fail-on = "warning"
     ('arch = "90"', "arch: expected a CUDA arch such as 'sm_90', got '90'"),
     ("timeout = -1", "timeout: expected a number of seconds above 0, got -1"),
     ("timeout = nan", "timeout: expected a number of seconds above 0, got nan"),
-    ('max-memory = "lots"', "max-memory: expected a size above 0 such as 4096 (MiB), '512M' or '4G', got 'lots'"),
+    ('max-memory = "lots"', "max-memory: expected a size such as 4096 (MiB), '512M' or '4G', got 'lots'"),
     ('jobs = "4"', "jobs: expected a whole number of workers (0: one per CPU), got '4'"),
     ('fail-on = "fatal"', "fail-on: expected one of info, warning, error, got 'fatal'"),
     ('select = ["NOPE"]', "select: unknown rule selector 'NOPE'"),
@@ -145,7 +145,9 @@ def test_a_rule_off_by_default_runs_only_when_a_selector_names_it(tmp_path):
     (["--arch", "ampere"], "--arch: expected a CUDA arch such as 'sm_90', got 'ampere'"),
     (["--jobs", "-2"], "--jobs: expected a whole number of workers"),
     (["--timeout", "nan"], "--timeout: expected a number of seconds above 0, got nan"),
-    (["--max-memory", "0"], "--max-memory: expected a size above 0"),
+    (["--max-memory", "0"], "--max-memory: expected a size from 256M (what a worker needs beyond tilelang) "
+                            "to 1048576G, got '0'"),
+    (["--max-memory", "99999999999G"], "--max-memory: expected a size from 256M"),
     (["--select", "XYZ"], "unknown rule selector 'XYZ'"),
 ])
 def test_bad_flag_values_exit_2(tmp_path, monkeypatch, capsys, flags, expected):

@@ -20,6 +20,7 @@ from typing import Callable
 
 from tl_inspect.model import Finding
 from tl_inspect.pysource import scan
+from tl_inspect.sources import read_bounded
 
 FORMAT_VERSION = 1
 
@@ -90,8 +91,7 @@ def write(path: str, entries: list[Entry]) -> None:
 
 def load(path: str) -> list[Entry]:
     try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
+        document = json.loads(read_bounded(path).decode("utf-8"))
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror}") from None
     except json.JSONDecodeError as exc:

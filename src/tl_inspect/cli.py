@@ -7,6 +7,7 @@ before it imports anything else: the rules, the configuration and the reporters 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -21,8 +22,22 @@ def _terminate(signum, frame):
     raise Terminated
 
 
+def _standard_streams() -> None:
+    """Give a closed fd 0, 1 or 2 /dev/null, so that no pipe or file of the run takes its number (the report
+    would go into it); and make both streams write what their encoding lacks (an ASCII terminal) as escapes."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _standard_streams()
     previous = signal.signal(signal.SIGTERM, _terminate)
     # an inspection (of PATHs or by `explain`), not a listing nor a request for the help or the version
     early = bool(argv) and argv[0] not in _NO_WORKER and not {"-h", "--help", "--version"} & set(argv)

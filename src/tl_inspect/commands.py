@@ -20,7 +20,7 @@ from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.model import SEVERITIES, FileResult, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
-from tl_inspect.sweep import SWEEP_KEY
+from tl_inspect.sweep import SWEEP_KEY, expand_cases
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 MEASURE_BUDGET_SECONDS = 60.0
@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the autotuner is never run)")
     p.add_argument("-j", "--jobs", type=int, help="parallel workers (default: CPU count)")
     p.add_argument("--timeout", type=float,
-                   help="seconds a worker may spend on a file (default 120); a kernel that hangs loses only itself")
+                   help="seconds a file's import, and then each of its kernels, may take (default 120); a kernel "
+                        "that hangs loses only itself")
     p.add_argument("--max-memory", metavar="SIZE",
                    help="memory one worker may use, e.g. 4G or 512M (default: the machine's memory / jobs)")
     p.add_argument("--nvcc", action="store_true", help="also run nvcc and record ptxas registers/spills/smem")
@@ -251,6 +252,8 @@ def _inspect(options: argparse.Namespace) -> int:
         raise UsageError("--measure times each proof's variant: it cannot be combined with --no-proofs")
     if options.measure_budget <= 0:
         raise UsageError(f"--measure-budget expects a number of seconds above 0, got {options.measure_budget:g}")
+    if options.diff_against is not None and not options.diff_against.strip():
+        raise UsageError("--diff-against expects a git revision such as origin/main, got an empty string")
     if options.new_only and not options.diff_against:
         raise UsageError("--new-only needs --diff-against REV")
     if options.write_baseline and (options.baseline or options.diff_against):
@@ -273,7 +276,7 @@ def _inspect(options: argparse.Namespace) -> int:
     changes = changes_since(options.diff_against) if options.diff_against else None
     if changes:
         targets = [t for t in targets if changes.touches(t.path)]
-    _check_outputs(options)
+    _check_outputs(options, targets)
     args = parse_args_option(options.arg)
     swept = parse_sweep_option(options.sweep)
     if (args or swept) and not any(t.only for t in targets):
@@ -283,6 +286,10 @@ def _inspect(options: argparse.Namespace) -> int:
     both = sorted(set(args) & set(swept))
     if both:
         raise UsageError(f"{', '.join(both)} given both by -a/--arg and by --sweep")
+    try:
+        expand_cases({**args, SWEEP_KEY: swept}, "--sweep")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:
         with measuring(settings.arch, options.measure_budget if options.measure else None) as budget:
             jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=options.nvcc, prove=not options.no_proofs,
@@ -434,9 +441,17 @@ def _apply_baseline(run: RunResult, entries: list, path: str, texts: SourceFiles
     return _keep(run, lambda f: id(f) in new), "\n".join(lines)
 
 
-def _check_outputs(options: argparse.Namespace) -> None:
-    """Every output must be writable before anything is compiled: a bad path costs a second, not the run."""
-    for path in (options.output, options.write_baseline):
+def _check_outputs(options: argparse.Namespace, targets: list) -> None:
+    """Every output must be writable before anything is compiled: a bad path costs a second, not the run.
+    Nor may a report or a baseline replace the user's code (`-o good.py`)."""
+    if not options.output and sys.stdout is None:
+        raise UsageError("standard output is closed: give -o FILE for the report")
+    inspected = {os.path.realpath(t.path) for t in targets}
+    for flag, path in (("-o", options.output), ("--write-baseline", options.write_baseline)):
+        if path and os.path.isfile(path) and (path.endswith((".py", ".pyi"))
+                                              or os.path.realpath(path) in inspected):
+            raise UsageError(f"{flag} {path}: this is a Python file; tl-inspect does not overwrite code, "
+                             f"give another file")
         if path:
             try:
                 with open(path, "a", encoding="utf-8"):

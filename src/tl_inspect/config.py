@@ -22,7 +22,8 @@ except ImportError:  # Python 3.10
 
 from tl_inspect.model import SEVERITIES
 from tl_inspect.selection import SelectionError, check_selectors, matches, parse_list, select_rules
-from tl_inspect.sweep import expand_cases
+from tl_inspect.sources import read_bounded
+from tl_inspect.sweep import expand_cases, shown
 
 SECTION = "tl-inspect"
 KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "gpu", "timeout", "max-memory", "jobs",
@@ -101,7 +102,7 @@ def find_config(start: str) -> str | None:
     directory = os.path.abspath(start)
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(candidate) and SECTION in _read_toml(candidate).get("tool", {}):
+        if os.path.isfile(candidate) and SECTION in _tool_table(_read_toml(candidate)):
             return candidate
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -113,9 +114,7 @@ def load_config(path: str | None, all_rules: list) -> Config:
     """Parse and validate the `[tool.tl-inspect]` table of `path` (None: no configuration)."""
     if path is None:
         return Config(root=os.getcwd())
-    if not os.path.isfile(path):
-        raise ConfigError(f"{path}: no such file")
-    table = _read_toml(path).get("tool", {}).get(SECTION, {})
+    table = _tool_table(_read_toml(path)).get(SECTION, {})
     where = f"{path}: [tool.{SECTION}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
@@ -123,7 +122,7 @@ def load_config(path: str | None, all_rules: list) -> Config:
         if key not in KEYS:
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(KEYS)}"
-            raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+            raise ConfigError(f"{where}: unknown key {shown(key)}{hint}")
     root = os.path.dirname(os.path.abspath(path))
 
     def value(key, check):
@@ -190,55 +189,60 @@ def check_gpu(raw) -> str:
 
 def check_arch(raw) -> str:
     if not isinstance(raw, str) or not _ARCH.match(raw):
-        raise ConfigError(f"expected a CUDA arch such as 'sm_90', got {raw!r}")
+        raise ConfigError(f"expected a CUDA arch such as 'sm_90', got {shown(raw)}")
     return raw
 
 
 def check_timeout(raw) -> float:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw <= 0:
-        raise ConfigError(f"expected a number of seconds above 0, got {raw!r}")
+        raise ConfigError(f"expected a number of seconds above 0, got {shown(raw)}")
     return float(raw)
 
 
+MIN_MEMORY_MIB, MAX_MEMORY_MIB = 256, 1 << 30
 _MEMORY = re.compile(r"^\s*(\d+)\s*([MG]i?B?)?\s*$", re.I)
 
 
 def check_memory(raw) -> int:
     """MiB from 4096, "4096M", "4G" or "4GiB"."""
     match = _MEMORY.match(str(raw)) if isinstance(raw, (int, str)) and not isinstance(raw, bool) else None
-    if not match or int(match.group(1)) == 0:
-        raise ConfigError(f"expected a size above 0 such as 4096 (MiB), '512M' or '4G', got {raw!r}")
-    return int(match.group(1)) * (1024 if (match.group(2) or "M")[0].upper() == "G" else 1)
+    if not match:
+        raise ConfigError(f"expected a size such as 4096 (MiB), '512M' or '4G', got {shown(raw)}")
+    mib = int(match.group(1)) * (1024 if (match.group(2) or "M")[0].upper() == "G" else 1)
+    if not MIN_MEMORY_MIB <= mib <= MAX_MEMORY_MIB:
+        raise ConfigError(f"expected a size from {MIN_MEMORY_MIB}M (what a worker needs beyond tilelang) to "
+                          f"{MAX_MEMORY_MIB >> 10}G, got {shown(raw)}")
+    return mib
 
 
 def check_jobs(raw) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
-        raise ConfigError(f"expected a whole number of workers (0: one per CPU), got {raw!r}")
+        raise ConfigError(f"expected a whole number of workers (0: one per CPU), got {shown(raw)}")
     return raw
 
 
 def check_bool(raw) -> bool:
     if not isinstance(raw, bool):
-        raise ConfigError(f"expected true or false, got {raw!r}")
+        raise ConfigError(f"expected true or false, got {shown(raw)}")
     return raw
 
 
 def check_count(raw) -> int:
     if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-        raise ConfigError(f"expected a whole number above 0, got {raw!r}")
+        raise ConfigError(f"expected a whole number above 0, got {shown(raw)}")
     return raw
 
 
 def check_fail_on(raw) -> str:
     if raw not in SEVERITIES:
-        raise ConfigError(f"expected one of {', '.join(SEVERITIES)}, got {raw!r}")
+        raise ConfigError(f"expected one of {', '.join(SEVERITIES)}, got {shown(raw)}")
     return raw
 
 
 def _string_list(raw) -> list[str]:
     if isinstance(raw, str) or (isinstance(raw, list) and all(isinstance(item, str) for item in raw)):
         return parse_list(raw)
-    raise ConfigError(f"expected a list of strings, got {raw!r}")
+    raise ConfigError(f"expected a list of strings, got {shown(raw)}")
 
 
 def _per_file_ignores(raw, all_rules: list) -> tuple:
@@ -250,7 +254,7 @@ def _per_file_ignores(raw, all_rules: list) -> tuple:
             items = _string_list(value)
             check_selectors(all_rules, items)
         except (ConfigError, SelectionError) as exc:
-            raise ConfigError(f"{pattern!r}: {exc}") from None
+            raise ConfigError(f"{shown(pattern)}: {exc}") from None
         entries.append((pattern, tuple(items)))
     return tuple(entries)
 
@@ -262,25 +266,32 @@ def _cases(raw, root: str) -> dict:
     for key, value in raw.items():
         file, sep, factory = key.rpartition("::")
         if not sep or not file or not factory.isidentifier():
-            raise ConfigError(f"{key!r}: expected a key of the form 'file.py::factory'")
+            raise ConfigError(f"{shown(key)}: expected a key of the form 'file.py::factory'")
         path = os.path.join(root, file)
         if not os.path.isfile(path):
-            raise ConfigError(f"{key!r}: no file {file!r} (relative to {root})")
+            raise ConfigError(f"{shown(key)}: no file {file!r} (relative to {root})")
         try:
             expanded = expand_cases(value, repr(key))
         except ValueError as exc:
             raise ConfigError(f"{exc} (such as [{{N = 4096}}] or {{sweep = {{N = [4096, 4095]}}}})") from None
         if not expanded or not all(name.isidentifier() for case in expanded for name in case):
-            raise ConfigError(f"{key!r}: expected a list of argument tables such as [{{N = 4096}}], "
-                              f"got {value!r}")
+            raise ConfigError(f"{shown(key)}: expected a list of argument tables such as [{{N = 4096}}], "
+                              f"got {shown(value)}")
         cases[(os.path.realpath(path), factory)] = expanded
     return cases
 
 
+def _tool_table(document: dict) -> dict:
+    """The `[tool]` table; a pyproject whose `tool` is not a table (`tool = 5`) has no tl-inspect table."""
+    tool = document.get("tool", {})
+    return tool if isinstance(tool, dict) else {}
+
+
 def _read_toml(path: str) -> dict:
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(read_bounded(path).decode("utf-8"))
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:

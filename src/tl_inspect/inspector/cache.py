@@ -4,11 +4,13 @@ An entry is found by the job (the file and the options) and the versions of tile
 tl-inspect code that made it; it is used only while every input the worker recorded as it
 read it (`inputs`: the user's Python sources, other files opened, environment variables read) is unchanged.
 Only clean results whose every input could be hashed are stored, so an error is always reproduced by
-a fresh compile.
+a fresh compile. Each entry starts with the SHA-256 of the rest: an entry garbled on disk is dropped and
+recomputed, never a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import hashlib
@@ -22,13 +24,17 @@ from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import inputs
 from tl_inspect.inspector.job import Job
 from tl_inspect.model import FileResult
+from tl_inspect.sources import read_bounded
 
+MAX_ENTRY_BYTES = 256 << 20
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.environ.get("TL_INSPECT_CACHE_DIR") or os.path.join(base, "tl-inspect")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG rule: a relative path is ignored, never written below the current folder
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.abspath(os.environ.get("TL_INSPECT_CACHE_DIR") or os.path.join(base, "tl-inspect"))
 
 
 # what runs only on a result, never to make one: editing a rule or a reporter keeps the cache
@@ -55,11 +61,28 @@ def _entry_path(job: Job) -> str:
     return os.path.join(cache_dir(), digest.hexdigest() + ".pickle")
 
 
+def _checksum(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
 def load(job: Job) -> FileResult | None:
+    """The entry of `job` while its inputs are unchanged; an entry that does not check out (garbled, cut
+    short, from another version) is removed, so the next run recomputes and stores it."""
+    path = _entry_path(job)
     try:
-        with open(_entry_path(job), "rb") as f:
-            result = pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+        stored = read_bounded(path, MAX_ENTRY_BYTES)
+    except OSError:
+        return None
+    digest, data = stored[:32], stored[32:]
+    try:
+        if _checksum(data) != digest:
+            raise ValueError("checksum")
+        result = pickle.loads(data)
+        if not isinstance(result, FileResult):
+            raise ValueError("not a result")
+    except Exception:  # noqa: BLE001 - whatever is wrong with the entry, it is recomputed
+        with contextlib.suppress(OSError):
+            os.remove(path)
         return None
     return replace(result, cached=True) if inputs.unchanged(result.dependencies) else None
 
@@ -69,13 +92,18 @@ def store(job: Job, result: FileResult) -> None:
             or any(digest is None for _, _, digest in result.dependencies)):
         return
     folder = cache_dir()
+    temporary = None
     try:
         os.makedirs(folder, exist_ok=True)
         # write then rename, so a concurrent run never reads half a file
         # pickling recurses once per level of the kernels' expressions
         data = call_on_deep_stack(pickle.dumps, result, pickle.HIGHEST_PROTOCOL)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as f:
-            f.write(data)
-        os.replace(f.name, os.path.join(folder, os.path.basename(_entry_path(job))))
+            temporary = f.name
+            f.write(_checksum(data) + data)
+        os.replace(temporary, os.path.join(folder, os.path.basename(_entry_path(job))))
     except OSError:
-        pass
+        # a full or read-only cache folder: no entry, and no partial file either
+        if temporary:
+            with contextlib.suppress(OSError):
+                os.remove(temporary)

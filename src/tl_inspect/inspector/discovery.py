@@ -30,7 +30,7 @@ from tl_inspect.inspector.factory_calls import module_level_call
 from tl_inspect.inspector.hooks import TILELANG_DIR
 from tl_inspect.inspector.job import Job
 from tl_inspect.inspector.tensor_args import TensorShape
-from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases
+from tl_inspect.sweep import SWEEP_KEY, case_label, expand_cases, shown
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
@@ -90,23 +90,36 @@ def import_user_file(user_file: str, text: str | None = None):
     directory = os.path.dirname(user_file)
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    name = "tl_inspect_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(user_file))[0])
+    package = _package_of(user_file)
+    stem = os.path.splitext(os.path.basename(user_file))[0]
+    # inside a package, the module's own dotted name, so that `from .x import y` works; never `__main__`
+    name = f"{package}.{stem}" if package else "tl_inspect_user_" + re.sub(r"\W", "_", stem)
+    module = None  # until the package, if any, is imported
     loader = None
     if text is not None:
         loader = _TextLoader(name, user_file, text)
         # tilelang's parser and `inspect` read kernels' source through linecache: an entry without an
         # mtime is never checked against the file on disk
         linecache.cache[user_file] = (len(text), None, text.splitlines(keepends=True), user_file)
-    spec = importlib.util.spec_from_file_location(name, user_file, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
+        if package:
+            importlib.import_module(package)
+        spec = importlib.util.spec_from_file_location(name, user_file, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
         spec.loader.exec_module(module)
     except SyntaxError as exc:
+        if exc.filename and os.path.abspath(exc.filename) != user_file:
+            # in a module the file imports: the names bound before its import line are kept
+            helper = os.path.relpath(exc.filename) if exc.filename.startswith(os.getcwd() + os.sep) else exc.filename
+            _, line = describe_error(exc, user_file, "")
+            return module, (printable(f"SyntaxError in {helper}, line {exc.lineno}: {exc.msg} "
+                                      f"(while importing the module)"), line)
         return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
     except MemoryError as exc:
         # the module's names hold what it allocated: drop them all, or nothing more can be done
-        vars(module).clear()
+        if module is not None:
+            vars(module).clear()
         return None, describe_error(exc, user_file, "while importing the module")
     except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
         # names bound before the failure stay in the module: inspect them and report the error
@@ -114,10 +127,23 @@ def import_user_file(user_file: str, text: str | None = None):
     return module, (None, None)
 
 
+def _package_of(user_file: str) -> str:
+    """The dotted package a file belongs to (its folders up to the first without `__init__.py`), with that
+    first folder put on `sys.path`; "" for a file outside a package."""
+    parts: list[str] = []
+    folder = os.path.dirname(user_file)
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
+        parts.insert(0, os.path.basename(folder))
+        folder = os.path.dirname(folder)
+    if parts and folder not in sys.path:
+        sys.path.insert(0, folder)
+    return ".".join(parts)
+
+
 def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
     """The file's kernels in source order, a note per factory left out or cut short, and the factories that
     need a TL_INSPECT_CASES entry (name -> the parameters it needs)."""
-    cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+    cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {shown(name)}")
              for name, value in {**(getattr(module, CASES_VARIABLE, None) or {}), **job.cases}.items()}
     if job.only and job.args:
         cases[job.only] = [job.args]
@@ -256,8 +282,10 @@ def check_names(module, job: Job) -> str | None:
         return (f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts "
                 f"(or to one dict, with an optional {SWEEP_KEY!r}: {{NAME: [values]}})")
     for name, value in (cases or {}).items():
+        if not isinstance(name, str):
+            return f"{CASES_VARIABLE} keys must be factory names (strings), got {shown(name)}"
         try:
-            expand_cases(value, f"{CASES_VARIABLE} entry {name!r}")
+            expand_cases(value, f"{CASES_VARIABLE} entry {shown(name)}")
         except ValueError as exc:
             return str(exc)
     if job.only and not hasattr(module, job.only):
@@ -271,13 +299,13 @@ def unusable_cases(module, job: Job) -> list[tuple[str, str]]:
     mistyped name costs its own cases, the file's other kernels are still inspected."""
     found = []
     for name in dict.fromkeys([*(getattr(module, CASES_VARIABLE, None) or {}), *job.cases]):
-        where = f"{CASES_VARIABLE} entry {name!r}"
+        where = f"{CASES_VARIABLE} entry {shown(name)}"
         if job.only and name != job.only:
             continue
         if not hasattr(module, name):
-            found.append((name, f"{where}: no kernel or factory named {name!r} in this file"))
+            found.append((name, f"{where}: no kernel or factory named {shown(name)} in this file"))
         elif not callable(getattr(module, name)):
-            found.append((name, f"{where}: {name!r} is a {type(getattr(module, name)).__name__}, not a factory"))
+            found.append((name, f"{where}: {shown(name)} is a {type(getattr(module, name)).__name__}, not a factory"))
     return found
 
 

@@ -14,9 +14,18 @@ _LOCATION = re.compile(r"-->\s+(?P<file>.+?):(?P<line>\d+)(?::\d+)?\s*$", re.M)
 _NOISE = re.compile(r"^\s*(Traceback|File \"|\d+: |\^|\||-->|$)")
 
 
+def message_of(exc: BaseException) -> str:
+    """`str(exc)`, whatever the user's exception class does in its `__str__`."""
+    try:
+        message = str(exc)
+    except BaseException as error:  # noqa: BLE001 - a `__str__` may raise anything
+        return f"(its message could not be shown: {type(error).__name__} in its __str__)"
+    return message if isinstance(message, str) else ""
+
+
 def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, int | None]:
     """`Type: first line of the message (when)` and the line of the user's file it points at, if any."""
-    message = str(exc)
+    message = message_of(exc)
     first = next((ln.strip() for ln in message.splitlines() if not _NOISE.match(ln)), "")
     first = re.sub(r"^(tvm\.error\.)?\w+Error:\s*", "", first)
     location = None
@@ -49,13 +58,16 @@ def needed_cuda(exc: BaseException) -> bool:
     return any(_TORCH_CUDA in frame.filename for frame in traceback.extract_tb(exc.__traceback__))
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# control characters but the tab, and the invisible ones that reorder or break what a terminal shows (bidi overrides
+# and isolates, marks, line and paragraph separators)
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """The user's error text with control characters written as `\\x1b`: escape sequences in a
-    message must not reach the terminal that shows it."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """The user's text (an error, a file or kernel name) with control and bidi characters written as
+    `\\x1b` or `\\u202e`: escape sequences in it must not reach the terminal that shows it."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 _LOG_START = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*(?:\S+:\d+:\s*)?")

@@ -1,10 +1,15 @@
 """What a user file's results depend on, recorded by the worker as it is read, checked by the result cache.
 
-Three kinds of input, each `(kind, name, digest)`:
+Kinds of input, each `(kind, name, digest)`:
 - "source": a Python file the import system read (the user's file and the modules it imports), hashed
   from the very bytes that were compiled, so a file saved during the run is never cached as the old one;
 - "file": any other file opened for reading (a JSON table, a NumPy array), hashed when it is opened;
-- "env": an environment variable read (`os.environ[...]`, `os.getenv`), hashed from its value.
+- "env": an environment variable read (`os.environ[...]`, `os.getenv`), hashed from its value, and the
+  variables that decide where imports look (`PYTHONPATH`, ...);
+- "absent": a path that was looked up and not found: a module the import system searched a folder for
+  (an optional import, or a module found in a later folder of `sys.path`), a file `os.stat` or
+  `os.path.exists` missed; the result is stale once anything of that name appears there;
+- "cwd": the folder tl-inspect ran in, when the file opened or looked up a relative path.
 Installed packages, tl-inspect itself, the worker's own folder and /proc, /sys, /dev are not inputs.
 A digest of None means "cannot tell" (not a regular file, too big to hash): the result is not cached.
 """
@@ -13,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 import sysconfig
-from importlib.machinery import SourceFileLoader
+from importlib.machinery import FileFinder, SourceFileLoader
+
+from tl_inspect.sources import read_bounded
 
 # files larger than this are not hashed: a result that depends on one is not cached
 MAX_HASHED_BYTES = 64 << 20
@@ -27,11 +33,7 @@ _SYSTEM_DIRS = ("/proc/", "/sys/", "/dev/")
 
 def file_digest(path: str) -> str | None:
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_HASHED_BYTES:
-            return None
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+        return hashlib.sha256(read_bounded(path, MAX_HASHED_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -44,13 +46,44 @@ def _value_digest(value: str | None) -> str:
     return "unset" if value is None else hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+# the variables the interpreter reads at start-up to decide where imports look
+_IMPORT_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
+_ABSENT = "absent"
+# their values when the zygote started, before tilelang's import rewrote some (PYTHONPATH): set by the zygote
+import_environment: dict = {}
+
+
+def remember_import_environment() -> None:
+    import_environment.update({name: os.environ.get(name) for name in _IMPORT_VARIABLES})
+
+
 def unchanged(inputs: tuple) -> bool:
     """Every recorded input still has the digest it had; False when any could not be told."""
+    listings: dict = {}
     for kind, name, digest in inputs:
-        now = env_digest(name) if kind == "env" else file_digest(name)
+        if kind == "env":
+            now = env_digest(name)
+        elif kind == "absent":
+            now = _ABSENT if _absent(name, listings) else "present"
+        elif kind == "cwd":
+            now = os.path.realpath(os.getcwd())
+        else:
+            now = file_digest(name)
         if digest is None or now != digest:
             return False
     return bool(inputs)
+
+
+def _absent(path: str, listings: dict) -> bool:
+    """Nothing named like `path` (`name`, `name.py`, `name.cpython-311-x86_64-linux-gnu.so`, `name/`) is in
+    its folder; each folder is listed once per check."""
+    folder, name = os.path.split(path)
+    if folder not in listings:
+        try:
+            listings[folder] = {entry.split(".", 1)[0] for entry in os.listdir(folder)}
+        except OSError:
+            listings[folder] = set()
+    return name.split(".", 1)[0] not in listings[folder]
 
 
 class Recorder:
@@ -65,6 +98,8 @@ class Recorder:
         self._ignored = tuple(p + os.sep for p in (*installed, package, self._own_folder)) + _SYSTEM_DIRS
         self._inputs: dict = {}
         self._hashing = False
+        self._home = os.path.realpath(os.getcwd())
+        self._resolving = False
 
     def install(self) -> None:
         recorder, original = self, SourceFileLoader.get_data
@@ -76,6 +111,19 @@ class Recorder:
             return data
 
         SourceFileLoader.get_data = get_data
+        finder_find_spec = FileFinder.find_spec
+
+        def find_spec(finder, fullname, target=None):
+            spec = finder_find_spec(finder, fullname, target)
+            if spec is None:
+                recorder.missed(os.path.join(finder.path, fullname.rpartition(".")[2]))
+            return spec
+
+        FileFinder.find_spec = find_spec
+        for name in ("stat", "lstat"):
+            setattr(os, name, self._recording_stat(getattr(os, name)))
+        for name in _IMPORT_VARIABLES:
+            self.read_variable(name, import_environment.get(name, os.environ.get(name)))
         # an empty bytecode folder: every module imported from here on is compiled from the source read
         sys.pycache_prefix = os.path.join(self._own_folder, "pycache")
         sys.addaudithook(self._audit)
@@ -84,8 +132,36 @@ class Recorder:
     def inputs(self) -> tuple:
         return tuple(sorted(self._inputs.values(), key=lambda item: (item[0], item[1])))
 
+    def _recording_stat(self, stat):
+        """`os.stat` (what `os.path.exists`, `isfile` and `pathlib` use) recording the paths it does not find."""
+        def recording_stat(path, *args, **kwargs):
+            try:
+                return stat(path, *args, **kwargs)
+            except FileNotFoundError:
+                if isinstance(path, (str, bytes, os.PathLike)) and not kwargs.get("dir_fd"):
+                    self.missed(os.fsdecode(path))
+                raise
+
+        return recording_stat
+
+    def missed(self, path: str) -> None:
+        """A path looked up and not found: the result holds while nothing of that name appears there."""
+        if self._resolving:
+            return  # `realpath` below stats the path's parts
+        if not os.path.isabs(path):
+            self._inputs[("cwd", "")] = ("cwd", "", self._home)
+        self._resolving = True
+        try:
+            real = os.path.realpath(path)
+        finally:
+            self._resolving = False
+        if not real.startswith((self._own_folder + os.sep, *_SYSTEM_DIRS)):
+            self._inputs.setdefault(("absent", real), ("absent", real, _ABSENT))
+
     def _add(self, kind: str, path: str, digest) -> None:
         """Record `digest()` for the file at `path` unless it is not the user's or is recorded already."""
+        if not os.path.isabs(path):
+            self._inputs[("cwd", "")] = ("cwd", "", self._home)
         real = os.path.realpath(path)
         if not real.startswith(self._ignored) and (kind, real) not in self._inputs:
             self._inputs[(kind, real)] = (kind, real, digest())

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 from tl_inspect.analysis.cost_table import CostTable
 
+# a worker's exit status when it cannot write its files (a full or read-only disk)
+EXIT_CANNOT_WRITE = 75
+
 
 @dataclass(frozen=True)
 class Job:

@@ -26,7 +26,7 @@ from tl_inspect.inspector import accesses, banks, convert, hooks, rewrites
 from tl_inspect.inspector.capture import Capture
 from tl_inspect.causes import kind_of
 from tl_inspect.inspector.discovery import FactoryCall, KernelSpec, is_users, prim_func_file, prim_func_line
-from tl_inspect.inspector.errors import describe_error, printable, split_diagnostics
+from tl_inspect.inspector.errors import describe_error, message_of, printable, split_diagnostics
 from tl_inspect.inspector.job import Job
 from tl_inspect.inspector.layout_failure import explain_no_layout
 from tl_inspect.inspector.linemap import build_line_map
@@ -70,7 +70,7 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
         _, err_text = capture.since_mark()
         error, error_line = describe_error(exc, user_file, "while compiling")
         detail = ""
-        if prim_func is not None and NO_LAYOUT in str(exc):
+        if prim_func is not None and NO_LAYOUT in message_of(exc):
             explained = _explain_no_layout(prim_func, pass_configs, spec, job)
             if explained is not None:
                 error = printable(f"{type(exc).__name__}: {explained.summary} (while compiling)")

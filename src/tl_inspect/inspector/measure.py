@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from tl_inspect.causes import kind_of, root
 from tl_inspect.inspector import hooks, rewrites
-from tl_inspect.inspector.errors import printable
+from tl_inspect.inspector.errors import message_of, printable
 from tl_inspect.model import KernelArtifact, Measured, Verdict
 
 MOVED_BYTES = 256 << 20  # each form's timed launches move at least this much (its buffers' bytes)
@@ -57,7 +57,7 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
         except Unmeasurable as exc:
             outcome[change] = str(exc)
         except Exception as exc:  # noqa: BLE001 - a form that does not build or run loses its own timing only
-            outcome[change] = f"{type(exc).__name__}: {printable(str(exc)).splitlines()[0][:200]}"
+            outcome[change] = f"{type(exc).__name__}: {(printable(message_of(exc)).splitlines() or [''])[0][:200]}"
 
     def measured(access):
         found = outcome.get(costly.get(id(access)))

@@ -6,6 +6,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from tl_inspect.sources import decode_source, read_bounded
+
 _IMPORTS_TILELANG = re.compile(r"^\s*(import\s+tilelang|from\s+tilelang[\s.])", re.M)
 _SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist", "site-packages"}
 
@@ -33,6 +35,8 @@ def parse_targets(args: list[str]) -> list[Target]:
             targets.extend(python_files_importing_tilelang(path))
         elif os.path.isfile(path):
             targets.append(Target(path, name or None))
+        elif os.path.exists(path):
+            targets.append(Target(path, error="cannot read this file: not a regular file"))
         else:
             raise TargetError(f"{path}: no such file or directory")
     unique: dict = {}
@@ -60,8 +64,8 @@ def python_files_importing_tilelang(directory: str) -> list[Target]:
 def tilelang_target(path: str) -> list[Target]:
     """[Target(path)] when the file imports tilelang, [] when it does not, an error target when unreadable."""
     try:
-        # utf-8-sig: a byte-order mark must not hide the first line's import
-        with open(path, encoding="utf-8-sig", errors="replace") as f:
-            return [Target(path)] if _IMPORTS_TILELANG.search(f.read()) else []
+        text = decode_source(read_bounded(path))
     except OSError as exc:
         return [Target(path, error=f"cannot read this file: {exc.strerror}")]
+    # a byte-order mark must not hide the first line's import
+    return [Target(path)] if _IMPORTS_TILELANG.search(text) else []

@@ -16,30 +16,39 @@ import sys
 import tempfile
 import traceback
 
-from tl_inspect.deepstack import call_on_deep_stack
 from tl_inspect.inspector import discovery, errors, hooks, inputs
-from tl_inspect.inspector.capture import Capture
-from tl_inspect.inspector.errors import printable, split_diagnostics
-from tl_inspect.inspector.job import Job
+from tl_inspect.inspector.capture import Capture, flush_streams, restore_streams
+from tl_inspect.inspector.errors import message_of, printable, split_diagnostics
+from tl_inspect.inspector.job import EXIT_CANNOT_WRITE, Job
 from tl_inspect.inspector.lowering import compile_kernel
 from tl_inspect.model import KernelArtifact
 
 
 def run(job: Job, max_memory_mib: int, result_path: str, out_path: str, err_path: str) -> None:
-    sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
-    # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
-    tempfile.tempdir = os.path.join(os.path.dirname(result_path), "tmp")
-    os.makedirs(tempfile.tempdir, exist_ok=True)
-    os.environ["TMPDIR"] = tempfile.tempdir
-    out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(out_fd, 1)
-    os.dup2(err_fd, 2)
-    with open(result_path, "ab", buffering=0) as sink:
-        call_on_deep_stack(_guarded, job, max_memory_mib, sink, out_path, err_path)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    """Never returns: the process exits, with `EXIT_CANNOT_WRITE` when its files cannot be written.
+
+    Runs on the worker's only thread, forked from the zygote's deep-stack thread (`deepstack`)."""
+    global _worker_pid
+    _worker_pid = os.getpid()
+    try:
+        sys.dont_write_bytecode = True  # never write __pycache__ next to the user's files
+        # temporary files of the user's code, nvcc and ptxas go to the job's folder, removed with the run
+        tempfile.tempdir = os.path.join(os.path.dirname(result_path), "tmp")
+        os.makedirs(tempfile.tempdir, exist_ok=True)
+        os.environ["TMPDIR"] = tempfile.tempdir
+        out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        with open(result_path, "ab", buffering=0) as sink:
+            _guarded(job, max_memory_mib, sink, out_path, err_path)
+        flush_streams()
+    except OSError:
+        os._exit(EXIT_CANNOT_WRITE)
     os._exit(0)
+
+
+_worker_pid = 0
 
 
 class _PlainPickler(pickle.Pickler):
@@ -52,6 +61,10 @@ class _PlainPickler(pickle.Pickler):
 
 
 def _emit(sink, kind: str, payload) -> None:
+    if os.getpid() != _worker_pid:
+        # a child the user's code forked and left running tl-inspect's code (an unguarded `os.fork()` at
+        # import): only the worker reports, or every kernel would be reported twice
+        os._exit(0)
     buffer = io.BytesIO()
     _PlainPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((kind, payload))
     sink.write(buffer.getvalue())
@@ -62,9 +75,12 @@ def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) 
     recorder = inputs.Recorder(os.path.dirname(out_path))
     try:
         recorder.install()
-        _work(job, sink, Capture(out_path, err_path))
+        _work(job, sink, Capture(out_path, err_path), lambda: restore_streams(out_path, err_path))
+    except MemoryError:
+        # tl-inspect's own work between the user's phases ran out: the limit, not a fault of tl-inspect
+        _emit(sink, "fatal", f"MemoryError: over the memory limit of {max_memory_mib} MiB per worker (--max-memory)")
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
-        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(str(exc))}\n"
+        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(message_of(exc))}\n"
                              + "".join(traceback.format_exception(exc)))
     _emit(sink, "done", {"dependencies": recorder.inputs()})
 
@@ -81,13 +97,14 @@ def _limit_memory(mib: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
-def _work(job: Job, sink, capture: Capture) -> None:
+def _work(job: Job, sink, capture: Capture, restore_output) -> None:
     hooks.install(job.arch, job.run_nvcc)
     capture.mark()
     # paths are reported as the user gave them, relative to this folder, whatever os.chdir the file does
     home = os.getcwd()
     module, (import_error, error_line) = discovery.import_user_file(os.path.abspath(job.path), job.source)
     os.chdir(home)
+    restore_output()
     _, import_err_text = capture.since_mark()
     _emit(sink, "import", {"error": import_error, "error_line": error_line,
                            "warnings": split_diagnostics(import_err_text)})
@@ -111,5 +128,6 @@ def _work(job: Job, sink, capture: Capture) -> None:
         capture.mark()
         artifact = compile_kernel(spec, job, capture)
         os.chdir(home)
+        restore_output()
         _emit(sink, "kernel", artifact)
 

@@ -8,7 +8,8 @@ Nothing a user file starts may outlive its worker: each worker leads its own pro
 whole when the worker ends, and the zygote is the child subreaper of everything below it, so a
 process that leaves its group (`setsid`, a daemon) is re-parented here and killed. When the parent
 closes stdin (finished, interrupted or killed), every worker and descendant is killed and the
-scratch folder removed.
+scratch folder removed. A worker may not signal, trace or read the memory of the zygote or of the
+tl-inspect process (`shield`): nothing the user's code does can stop the time limit.
 
 Protocol, one line per message. In (stdin): `<job id> <base64 pickle of (Job, memory limit in MiB,
 result, stdout, stderr paths)>`. Out (the original stdout): `started <job id> <pid>` and `exited <pid> <exit code> <peak RSS
@@ -33,10 +34,13 @@ import sys
 import tempfile
 import threading
 
+from tl_inspect.deepstack import call_on_deep_stack
+
 _PR_SET_CHILD_SUBREAPER = 36
 # torch.cuda.is_available() through NVML, which does not initialise CUDA (`cudaGetDeviceCount` would, and
 # every forked worker would then fail with "Cannot re-initialize CUDA in forked subprocess")
 _NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+_EXIT_SOFTWARE = 70  # sysexits' EX_SOFTWARE: a worker that failed before it could report anything
 
 
 class Zygote:
@@ -67,7 +71,7 @@ class Zygote:
 
     def _read(self) -> None:
         for line in self.process.stdout:
-            words = line.decode().split()
+            words = line.decode(errors="replace").split()
             self.started_any = self.started_any or words[:1] == ["started"]
             self.messages.put(words)
         self.messages.put(["gone"])
@@ -109,7 +113,10 @@ def start_early() -> None:
     """Start the zygote for this process's next inspection now, before the caller imports and reads what
     it needs (rules, configuration, reporters)."""
     global _early
-    _early = _new_zygote()
+    try:
+        _early = _new_zygote()
+    except OSError:
+        pass  # no temporary folder: the inspection says so when it takes a zygote
 
 
 def take_zygote() -> tuple[str, Zygote]:
@@ -137,22 +144,41 @@ def _take_early() -> tuple[str, Zygote] | None:
 
 def _new_zygote() -> tuple[str, Zygote]:
     scratch = tempfile.mkdtemp(prefix="tl-inspect-")
-    return scratch, Zygote(scratch)
+    try:
+        return scratch, Zygote(scratch)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
 
 
 def main(scratch: str) -> None:
+    from tl_inspect.inspector import inputs
+
+    inputs.remember_import_environment()  # before tilelang's import changes PYTHONPATH
     users_nvml_check = os.environ.get(_NVML_CHECK)
     # tilelang asks torch whether CUDA is available at import: the zygote must never initialise CUDA
     os.environ[_NVML_CHECK] = "1"
     import tl_inspect.inspector.preload  # noqa: F401  (what every forked worker needs, loaded once)
-    from tl_inspect.inspector import worker
+    from tl_inspect.inspector import shield
 
+    shield.make_undumpable()
+    guarded = (os.getpid(), os.getppid())
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     commands = os.fdopen(os.dup(0), "rb", buffering=0)
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
+    # forked from a thread, a worker has that thread as its only and main thread: the user's import runs
+    # where `signal.signal` and `asyncio.get_event_loop()` work, on a stack deep expressions cannot exhaust
+    call_on_deep_stack(_serve, commands, replies, guarded, users_nvml_check)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _serve(commands, replies, guarded: tuple, users_nvml_check: str | None) -> None:
+    """Fork a worker per job read from `commands` until the input closes, then kill everything left."""
+    from tl_inspect.inspector import shield, worker
+
     workers: set[int] = set()
     pending = b""
     open_input = True
@@ -171,15 +197,19 @@ def main(scratch: str) -> None:
             job, max_memory_mib, *paths = pickle.loads(base64.b64decode(payload))
             pid = os.fork()
             if pid == 0:
-                os.setpgid(0, 0)
-                commands.close()
-                replies.close()
-                # the user's code sees torch as plain Python does
-                if users_nvml_check is None:
-                    del os.environ[_NVML_CHECK]
-                else:
-                    os.environ[_NVML_CHECK] = users_nvml_check
-                worker.run(job, max_memory_mib, *paths)
+                try:
+                    os.setpgid(0, 0)
+                    shield.shield_worker(guarded)
+                    commands.close()
+                    replies.close()
+                    # the user's code sees torch as plain Python does
+                    if users_nvml_check is None:
+                        del os.environ[_NVML_CHECK]
+                    else:
+                        os.environ[_NVML_CHECK] = users_nvml_check
+                    worker.run(job, max_memory_mib, *paths)
+                finally:
+                    os._exit(_EXIT_SOFTWARE)  # whatever failed, this child must never run the zygote's loop
             _new_group(pid)
             workers.add(pid)
             _reply(replies, f"started {job_id.decode()} {pid}")
@@ -192,7 +222,6 @@ def main(scratch: str) -> None:
             if pid not in workers or not open_input:
                 _kill_group(pid)
                 _kill(pid)
-    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _reply(replies, line: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -10,8 +11,15 @@ import re
 from tl_inspect.model import RunResult
 
 
+# a folder name, well under the 255 bytes file systems allow (a long case label must not make --dump fail)
+_MAX_NAME = 96
+
+
 def _safe(name: str) -> str:
-    return re.sub(r"[^\w.\-=,\[\]]", "_", name)
+    safe = re.sub(r"[^\w.\-=,\[\]]", "_", name, flags=re.ASCII)
+    if len(safe) <= _MAX_NAME:
+        return safe
+    return safe[:_MAX_NAME - 11] + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
 
 
 def write_dump(run: RunResult, directory: str) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from tl_inspect.inspector.errors import printable
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, relative_path, repository_root, run_summary
@@ -24,9 +25,11 @@ def escape_property(text: str) -> str:
 
 
 def annotation(command: str, message: str, **properties) -> str:
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items()
+    # control and bidi characters in names and messages are written as escapes: a CI log is a terminal too
+    props = ",".join(f"{key}={escape_property(printable(str(value)))}" for key, value in properties.items()
                      if value is not None)
-    return f"::{command} {props}::{escape_data(message)}"
+    shown = "\n".join(printable(line) for line in message.split("\n"))  # its own line breaks are kept
+    return f"::{command} {props}::{escape_data(shown)}"
 
 
 @reporter("github")

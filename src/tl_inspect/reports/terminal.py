@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tl_inspect.analysis import cost_table
+from tl_inspect.inspector.errors import printable
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, ledger_short, run_summary, severity_counts
@@ -27,11 +28,14 @@ GUTTER = "blue"
 MAX_SPAN_LINES = 6
 MAX_CUDA_LINES = 6
 MAX_CUDA_WIDTH = 140
+MIN_WIDTH, DEFAULT_WIDTH = 20, 80
 
 
 @reporter("full")
 def write_full(run: RunResult, out: TextIO) -> None:
     console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    if console.width < MIN_WIDTH:  # COLUMNS=0 or a tiny terminal: rich would print nothing
+        console.width = DEFAULT_WIDTH
     for text in run_texts(run):
         console.print(text)
 
@@ -44,10 +48,10 @@ def run_texts(run: RunResult, sources: SourceFiles | None = None) -> list:
     for file, reports in file_groups(run):
         if file.error:
             failed += 1
-            where = f"{file.path}:{file.error_line}" if file.error_line else file.path
+            where = f"{printable(file.path)}:{file.error_line}" if file.error_line else printable(file.path)
             texts.append(_problem(f"{where}: could not import the file", file.error))
         for note in file.notes:
-            texts.append(Text.assemble(("note", "dim"), f" {file.path}: {note}"))
+            texts.append(Text.assemble(("note", "dim"), f" {printable(file.path)}: {printable(note)}"))
         for report in reports:
             failed += report.kernel.status != "ok"
             texts.extend(kernel_texts(report, sources))
@@ -59,10 +63,10 @@ def run_texts(run: RunResult, sources: SourceFiles | None = None) -> list:
 def kernel_texts(report, sources: SourceFiles) -> list[Text]:
     """One kernel's summary line and its findings, or why it could not be compiled."""
     k = report.kernel
-    where = f"{k.file}:{k.line}" if k.line else k.file
+    where = f"{printable(k.file)}:{k.line}" if k.line else printable(k.file)
     if k.status != "ok":
-        at = f"{k.file}:{k.error_line}" if k.error_line else where
-        problem = [_problem(f"{at}: kernel {k.name} could not be compiled", k.error or "")]
+        at = f"{printable(k.file)}:{k.error_line}" if k.error_line else where
+        problem = [_problem(f"{at}: kernel {printable(k.name)} could not be compiled", k.error or "")]
         return problem + ([Text(textwrap.indent(k.error_detail, "  ") + "\n")] if k.error_detail else [])
     return [_kernel_line(report, where)] + [_finding(finding, k, sources) for finding in report.findings]
 
@@ -74,7 +78,7 @@ def _problem(what: str, cause: str) -> Text:
 def _kernel_line(report, where: str) -> Text:
     s = report.kernel.access_summary()
     return Text.assemble(
-        (report.kernel.name, "bold"), f"  {where}  vector accesses: ",
+        (printable(report.kernel.name), "bold"), f"  {where}  vector accesses: ",
         (f"{s['128-bit']} 128-bit", "green"), " / ", (f"{s['narrow']} narrower", "yellow"), " / ",
         (f"{s['scalar']} scalar", "red"), f"  {plural(len(report.findings), 'finding')}",
         *((f"  ({ledger_short(report.kernel.ledger)})", "dim"),) if report.kernel.ledger else (),
@@ -98,11 +102,11 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
     text.append(f.severity, style)
     text.append(f" {f.rule} [{f.slug}] {headline(f)}\n", "bold")
     text.append(" " * width + "--> ", GUTTER)
-    text.append(f"{f.file}:{f.line}:{f.col}  kernel {kernel.name}\n")
+    text.append(f"{printable(f.file)}:{f.line}:{f.col}  kernel {printable(kernel.name)}\n")
     text.append(bar + "\n", GUTTER)
     for number, line in frame:
         text.append(f"{number:>{width}} | ", GUTTER)
-        text.append(line + "\n")
+        text.append(printable(line) + "\n")
         if number in span and line.strip():
             start = f.col - 1 if number == f.line else len(line) - len(line.lstrip())
             start = min(max(start, 0), len(line.rstrip()) - 1)
@@ -153,11 +157,12 @@ VERDICT_STYLE = {"full": "green", "inherent": "cyan", "cheap": "cyan", "unproven
 def _sweep_table(sweep: Sweep) -> Table:
     """Accesses by the swept values: the bits and verdict each value gives, so the values that lose a
     width stand out against those that keep it."""
-    table = Table(title=f"sweep {sweep.factory}  {sweep.file}", title_justify="left", title_style="bold")
+    table = Table(title=f"sweep {printable(sweep.factory)}  {printable(sweep.file)}", title_justify="left",
+                  title_style="bold")
     table.add_column("access")
     table.add_column("line", justify="right")
     for column in sweep.columns:
-        table.add_column(column, justify="right")
+        table.add_column(printable(column), justify="right")
     table.add_column("")
     for row in sweep.rows:
         cells = []
