@@ -157,6 +157,7 @@ class _Converter:
                 extent=expr(s.extent), body=self.body(s.body), line=line,
                 has_parallel_layout="parallel_loop_layout" in s.annotations,
                 thread=str(s.thread_binding.thread_tag) if s.thread_binding is not None else "",
+                stages=_stages(s),
             ),)
         if isinstance(s, tirx.IfThenElse):
             return (ir.If(cond=expr(s.condition), then=self.body(s.then_case),
@@ -299,3 +300,10 @@ def _product(shape) -> int:
     for s in shape:
         out *= s
     return out
+
+
+def _stages(loop) -> int | None:
+    """`num_stages` of a `T.Pipelined` loop, None for another loop."""
+    value = loop.annotations.get("num_stages") if "num_stages" in loop.annotations else None
+    return int(value) if value is not None and hasattr(value, "value") else (
+        int(value) if isinstance(value, int) else None)
