@@ -83,7 +83,7 @@ class TruncatedFragmentLoop(Rule):
                 continue
             loops, fragments = nests[layout.line]
             extents = tuple(ir.int_value(loop.extent) for loop in loops)
-            if None in extents or len(extents) != len(layout.input_shape):
+            if None in extents or None in layout.input_shape or len(extents) != len(layout.input_shape):
                 continue
             if all(have >= want for have, want in zip(layout.input_shape, extents)):
                 continue
