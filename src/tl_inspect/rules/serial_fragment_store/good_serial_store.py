@@ -21,13 +21,3 @@ def rows_then_columns(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.
             for j in T.serial(64):
                 B[i, j] = f[i, j]
 
-
-@T.prim_func
-def local_accumulator(A: T.Tensor((128, 16), T.float32), B: T.Tensor((128,), T.float32)):
-    with T.Kernel(1, threads=128) as bx:
-        tx = T.get_thread_binding()
-        acc = T.alloc_local((1,), T.float32)
-        acc[0] = 0.0
-        for j in T.serial(16):
-            acc[0] += A[tx, j]
-        B[tx] = acc[0]
