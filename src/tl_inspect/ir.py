@@ -51,6 +51,9 @@ class For:
     line: int | None = None
     has_parallel_layout: bool = False
     thread: str = ""  # the thread tag a thread_binding loop binds: "blockIdx.x", "threadIdx.x"
+    # `num_stages` of a `T.Pipelined` loop (its annotation survives until the pipeline is injected);
+    # None for any other loop
+    stages: int | None = None
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,7 @@ class _Converter:
                 extent=expr(s.extent), body=self.body(s.body), line=line,
                 has_parallel_layout="parallel_loop_layout" in s.annotations,
                 thread=str(s.thread_binding.thread_tag) if s.thread_binding is not None else "",
+                stages=_stages(s),
             ),)
         if isinstance(s, tirx.IfThenElse):
             return (ir.If(cond=expr(s.condition), then=self.body(s.then_case),
@@ -254,16 +255,27 @@ def layouts(mod, spans: SpanFilter) -> tuple:
     return tuple(found)
 
 
+def _const(value) -> int | None:
+    try:
+        return int(value)
+    except TypeError:
+        return None
+
+
 def _layout(kind: str, name: str, scope: str, line, layout) -> Layout:
-    input_shape = tuple(int(x) for x in layout.get_input_shape())
-    output_shape = tuple(int(x) for x in layout.get_output_shape())
+    # a layout tilelang builds for a store it wraps in `T.parallel(1)` (a fragment read inside a
+    # `T.serial` loop) has extents in the serial loop's variable: those are kept as None
+    input_shape = tuple(_const(x) for x in layout.get_input_shape())
+    output_shape = tuple(_const(x) for x in layout.get_output_shape())
     if isinstance(layout, Fragment):
+        constant = None not in input_shape
         return Layout(
             kind=kind, name=name, scope=scope, line=line, layout_type="Fragment",
             input_shape=input_shape, output_shape=output_shape, thread=str(layout.forward_thread),
-            index=tuple(str(i) for i in layout.forward_index), replicate=int(layout.replicate_size),
-            thread_size=int(layout.get_thread_size()), thread_grid=_thread_grid(layout, input_shape),
-            run=_run(layout, input_shape),
+            index=tuple(str(i) for i in layout.forward_index), replicate=_const(layout.replicate_size) or 1,
+            thread_size=_const(layout.get_thread_size()) or 0,
+            thread_grid=_thread_grid(layout, input_shape) if constant else None,
+            run=_run(layout, input_shape) if constant else 0,
         )
     index = tuple(str(i) for i in layout.get_forward_index()) if hasattr(layout, "get_forward_index") else ()
     return Layout(kind=kind, name=name, scope=scope, line=line, layout_type=type(layout).__name__,
@@ -299,3 +311,10 @@ def _product(shape) -> int:
     for s in shape:
         out *= s
     return out
+
+
+def _stages(loop) -> int | None:
+    """`num_stages` of a `T.Pipelined` loop, None for another loop."""
+    value = loop.annotations.get("num_stages") if "num_stages" in loop.annotations else None
+    return int(value) if value is not None and hasattr(value, "value") else (
+        int(value) if isinstance(value, int) else None)
