@@ -44,6 +44,8 @@ class WholeBufferAtomicRule(Rule):
     0.1.15 lowers `T.atomic_add(Out, A[tid])` (128 threads, `Out` of shape (1,)) to
     `if (threadIdx.x < 1) { AtomicAdd(&Out[0], A[0], 0); }`: the sum is `A[0]` instead of the sum of
     `A`. `T.atomic_add(Out[0], A[tid])` lowers to `AtomicAdd(&Out[0], A[threadIdx.x])` in every thread.
+    On an H200, 128 threads adding the values 1 to 128 this way left `Out` at 1, not 8256; with `Out[0]`
+    it was 8256.
 
     ## Example
     ```python
@@ -69,6 +71,7 @@ class WholeBufferAtomicRule(Rule):
     severity = "error"
     flags = ("`T.atomic_add(Out, A[tid])`: a whole-buffer destination with a per-thread value, lowered so that only "
              "thread 0 adds (tilelang #2959)")
+    measured = "sum of 1..128: 1 instead of 8256 on an H200"
     fix = "Name the element of the destination (`Out[0]`), so that every thread issues its own atomic"
 
     def check(self, ctx: RuleContext) -> None:
