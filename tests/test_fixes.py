@@ -106,3 +106,26 @@ def test_a_finding_without_a_mechanical_fix_keeps_its_sentence_in_the_users_name
     done = run_cli(name, "--show-fixes", "--format", "json", "-j", "1", cwd=tmp_path)
     (finding,) = _findings(done.stdout)
     assert "autofix" not in finding and "`scale`" in finding["fix"], finding
+
+
+def test_the_unsafe_fixes_pad_a_literal_length_and_drop_a_layout_annotation(tmp_path):
+    """A tail guard on `add(2047)` is fixed by the padded length the proof compiled, and a strided
+    `T.annotate_layout` by dropping it, as its proof did: both change what the kernel computes or how,
+    so only `--unsafe-fixes` applies them."""
+    shutil.copy(os.path.join(RULES, "lane_dependent_predicate", "bad_add.py"), tmp_path / "add_2047.py")
+    shutil.copy(os.path.join(ROOT, "tests", "data", "fixes", "strided_layout.py"), tmp_path / "strided_layout.py")
+    originals = _texts(tmp_path)
+
+    safe = run_cli(".", "--fix", "--format", "json", "--no-cache", "-j", "2", cwd=tmp_path)
+    assert _texts(tmp_path) == originals, "an unsafe fix was applied without --unsafe-fixes"
+    offered = {f["file"]: f["autofix"] for f in _findings(safe.stdout)}
+    assert {fix["applicability"] for fix in offered.values()} == {"unsafe"}, offered
+    assert all(fix["verified"] for fix in offered.values()), offered
+
+    done = run_cli(".", "--fix", "--unsafe-fixes", "--format", "json", "--no-cache", "-j", "2", cwd=tmp_path)
+    fixed = _texts(tmp_path)
+    assert "add_2047 = add(2048)\n" in fixed["add_2047.py"]
+    assert "annotate_layout" not in fixed["strided_layout.py"]
+    assert fixed["strided_layout.py"].replace(originals["strided_layout.py"].split("        # thread t")[0], "") \
+        .startswith("        T.copy(X["), fixed["strided_layout.py"]
+    assert _findings(done.stdout) == [] and done.returncode == 0, done.stdout + done.stderr

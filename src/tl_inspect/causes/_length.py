@@ -57,3 +57,23 @@ def assume_fix(name: str, width: int, source, finding):
             language = source.code(call.func.value)
             return fix_from(UNSAFE, source.text, source.inserted_first(block, f"{language}.assume({name} % {width} == 0)"))
     return None
+
+
+def padded_literal_fix(value: int | None, width: int, source):
+    """The one integer literal of the file that writes the length `value`, rounded up to a multiple of
+    `width`: the padded tensor the proof compiled (unsafe: the kernel then computes over padded tensors,
+    which the caller must allocate and fill). None when the file writes the value as no literal, or as
+    several, where no edit names the one the kernel got."""
+    import libcst as cst
+
+    from tl_inspect.causes import round_up
+    from tl_inspect.fixes import fix_from
+    from tl_inspect.model import UNSAFE
+
+    if value is None:
+        return None
+    literals = [n for n in source.nodes(cst.Integer) if n.evaluated_value == value]
+    if len(literals) != 1:
+        return None
+    (literal,) = literals
+    return fix_from(UNSAFE, source.text, source.replaced(literal, cst.Integer(str(round_up(value, width)))))

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from tl_inspect.causes import CauseKind, round_up
-from tl_inspect.causes._length import aligned_arguments, assume_fix, length_change, length_rewrite
+from tl_inspect.causes._length import aligned_arguments, assume_fix, length_change, length_rewrite, padded_literal_fix
 from tl_inspect.model import Cause
 from tl_inspect.wording import article
 
@@ -43,7 +43,9 @@ class TailGuard(CauseKind):
 
     @staticmethod
     def autofix(c: Cause, source, finding):
-        return assume_fix(c.bound, c.width, source, finding) if c.bound_value is None else None
+        if c.bound_value is None:
+            return assume_fix(c.bound, c.width, source, finding)
+        return padded_literal_fix(c.bound_value, c.width, source)
 
     @staticmethod
     def realign(c: Cause, arguments: dict) -> dict:

@@ -49,6 +49,13 @@ class FixSource:
     def replaced(self, old, new) -> str:
         return self.wrapper.module.deep_replace(old, new).code
 
+    def removed(self, statement) -> str | None:
+        """The file without `statement` (a line of its block, which keeps at least one other)."""
+        block = self.parents.get(statement)
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)) or len(block.body) < 2:
+            return None
+        return self.replaced(block, block.with_changes(body=[s for s in block.body if s is not statement]))
+
     def inserted_after(self, statement, code: str) -> str | None:
         """The file with the statement `code` added after `statement`, at its indentation."""
         return self._inserted(statement, code, after=True)
