@@ -345,6 +345,13 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
             write_html(run, options.html)
     except OSError as exc:
         raise UsageError(f"{exc.filename}: cannot write: {exc.strerror}") from None
+    from tl_inspect.reports.common import run_summary
+
+    # a gate that compiled nothing must not pass: name what was found instead
+    empty = run_summary(run).nothing_inspected(count_bare=not options.only_tilelang)
+    if empty:
+        print(f"tl-inspect: error: {empty}", file=sys.stderr)
+        return EXIT_ERROR
     if options.write_baseline:
         return EXIT_ERROR if run.has_errors else EXIT_CLEAN
     if diffs is not None:
