@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 
-_NO_WORKER = ("rules", "rule", "calibrate")  # subcommands that inspect nothing in a worker
+_NO_WORKER = ("rules", "rule", "calibrate", "merge")  # subcommands that inspect nothing in a worker
 
 
 class Terminated(BaseException):

@@ -65,3 +65,10 @@ def tilelang_target(path: str) -> list[Target]:
             return [Target(path)] if _IMPORTS_TILELANG.search(f.read()) else []
     except OSError as exc:
         return [Target(path, error=f"cannot read this file: {exc.strerror}")]
+
+
+def shard(targets: list[Target], index: int, count: int) -> list[Target]:
+    """Shard `index` (1-based) of `count`: every `count`-th target in path order, so the shards of one
+    checkout are disjoint, cover every target, and differ in size by one file at most."""
+    ordered = sorted(targets, key=lambda t: (os.path.normpath(t.path), t.only or ""))
+    return ordered[index - 1::count]
