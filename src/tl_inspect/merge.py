@@ -1,9 +1,11 @@
 """`tl-inspect merge`: the JSON or SARIF reports of a CI matrix's shards (`--shard K/N`) as one report,
-as a single run over all the files would have written it."""
+as a single run over all the files would have written it, its entries in path order as the shards
+split them."""
 
 from __future__ import annotations
 
 import json
+import os
 
 
 class MergeError(ValueError):
@@ -45,6 +47,11 @@ def _arch(document: dict) -> str | None:
     return document["runs"][0].get("properties", {}).get("arch")
 
 
+def _in_order(path: str) -> str:
+    # the order `--shard` splits in (sorts are stable: a file's kernels keep theirs)
+    return os.path.normpath(path)
+
+
 def merge_summaries(summaries: list[dict]) -> dict:
     merged = {"files_with_kernels": 0, "files_failed": 0, "files_needing_cases": [], "kernels": 0}
     for summary in summaries:
@@ -55,8 +62,8 @@ def merge_summaries(summaries: list[dict]) -> dict:
 
 def merge_json(documents: list[dict]) -> dict:
     merged = dict(documents[0])
-    merged["kernels"] = [k for d in documents for k in d["kernels"]]
-    merged["files"] = [f for d in documents for f in d.get("files", [])]
+    merged["kernels"] = sorted((k for d in documents for k in d["kernels"]), key=lambda k: _in_order(k["file"]))
+    merged["files"] = sorted((f for d in documents for f in d.get("files", [])), key=lambda f: _in_order(f["path"]))
     merged["summary"] = merge_summaries([d.get("summary", {}) for d in documents])
     return merged
 
@@ -71,6 +78,8 @@ def merge_sarif(documents: list[dict]) -> dict:
     index = {code: i for i, code in enumerate(order)}
     results = [{**result, "ruleIndex": index[result["ruleId"]]} if "ruleIndex" in result else result
                for run in runs for result in run.get("results", [])]
+    results.sort(key=lambda r: _in_order(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                                         if r.get("locations") else ""))
     invocations = [i for run in runs for i in run.get("invocations", [])]
     merged_run = {
         **runs[0],
