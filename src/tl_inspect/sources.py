@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import linecache
+
 
 class SourceFiles:
     """Text and lines of files by path; a file that cannot be read has no lines and empty text."""
@@ -16,7 +18,9 @@ class SourceFiles:
                 with open(path, encoding="utf-8-sig", errors="replace") as f:
                     self._texts[path] = f.read()
             except OSError:
-                self._texts[path] = None
+                # IPython keeps a notebook cell's text in linecache under a file name that is never written
+                lines = linecache.getlines(path)
+                self._texts[path] = "".join(lines) if lines else None
         return self._texts[path]
 
     def text(self, path: str) -> str:
