@@ -10,7 +10,8 @@ from __future__ import annotations
 import signal
 import sys
 
-_NO_WORKER = ("rules", "rule", "calibrate", "merge")  # subcommands that inspect nothing in a worker
+# subcommands that inspect nothing in a worker started now (the server keeps its own, for its whole life)
+_NO_WORKER = ("rules", "rule", "calibrate", "merge", "server")
 
 
 class Terminated(BaseException):

@@ -124,6 +124,8 @@ def run_command(argv: list[str]) -> int:
             return _calibrate(argv[1:])
         if argv and argv[0] == "merge":
             return _merge(argv[1:])
+        if argv and argv[0] == "server":
+            return _server(argv[1:])
         if argv and argv[0] == "rule":
             if len(argv) != 2:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
@@ -154,6 +156,20 @@ def _calibrate(argv: list[str]) -> int:
         calibrate(options.term, options.output)
     except NoGpu as exc:
         raise UsageError(str(exc)) from None
+    return EXIT_CLEAN
+
+
+def _server(argv: list[str]) -> int:
+    """`tl-inspect server`: the language server over stdio (tl_inspect.server)."""
+    parser = argparse.ArgumentParser(
+        prog="tl-inspect server",
+        description="A language server over stdio for editors: diagnostics on open and save, hover with the "
+                    "verdict, cost and proof, code actions for the verified fixes. Configuration comes from the "
+                    "pyproject.toml nearest the folder the editor starts it in.")
+    parser.parse_args(argv)
+    from tl_inspect.server import serve
+
+    serve()
     return EXIT_CLEAN
 
 
