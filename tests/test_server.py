@@ -98,3 +98,54 @@ async def session(tmp_path) -> None:
 
 def test_server_diagnoses_hovers_fixes_and_rechecks_on_save(tmp_path):
     asyncio.run(session(tmp_path))
+
+
+WATCHED = '''import tilelang.language as T
+
+
+def ew_scale(N, block=1024):
+    @T.prim_func
+    def ew_scale_kernel(A: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                C[bx * block + i] = A[bx * block + i] * 2
+
+    return ew_scale_kernel
+
+
+scale = ew_scale({n})
+'''
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path):
+    import subprocess
+    import threading
+
+    (tmp_path / "kernels").mkdir()
+    kernel = tmp_path / "kernels" / "scale.py"
+    kernel.write_text(WATCHED.format(n=2047))
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src"), "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+    watcher = subprocess.Popen([sys.executable, "-m", "tl_inspect", "--watch", "kernels", "--format", "concise"],
+                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stuck = threading.Timer(120, watcher.kill)  # a watcher that never reports must not hang the suite
+    stuck.start()
+    try:
+        def until_watching() -> list[str]:
+            lines = []
+            while not lines or lines[-1] != "tl-inspect: watching for changes (Ctrl-C stops)":
+                line = watcher.stderr.readline()
+                assert line, f"the watcher ended: {lines}"
+                lines.append(line.rstrip("\n"))
+            return lines
+
+        until_watching()
+        first = [watcher.stdout.readline() for _ in range(2)]
+        assert first[0].startswith("kernels/scale.py:9:17: TLV002 [lane-dependent-predicate]"), first
+        kernel.write_text(WATCHED.format(n=2048))
+        assert until_watching()[0] == "tl-inspect: changed: kernels/scale.py"
+        assert watcher.stdout.readline() == "Files: 1 file with kernels, 0 with factories but no inferable call, 0 failed\n"
+    finally:
+        stuck.cancel()
+        watcher.terminate()
+        watcher.wait(timeout=30)
+    assert watcher.returncode == 128 + 15, watcher.stderr.read()

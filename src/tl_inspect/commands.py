@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--shard", metavar="K/N",
                    help="inspect only shard K of N (1-based): the files split evenly in path order, for a CI matrix; "
                         "`tl-inspect merge` combines the shards' JSON or SARIF")
+    p.add_argument("--watch", action="store_true",
+                   help="check, then check again each time a Python file under PATH changes (until Ctrl-C); "
+                        "unchanged files come from the cache, and tilelang stays imported in between")
     p.add_argument("--only-tilelang", action="store_true",
                    help="skip named files that do not import tilelang, as directory scans do (pre-commit)")
     p.add_argument("--version", action="version", version=f"tl-inspect {__version__}")
@@ -130,7 +133,8 @@ def run_command(argv: list[str]) -> int:
             if len(argv) != 2:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
             return _explain_rule(argv[1])
-        return _inspect(build_parser().parse_args(argv))
+        options = build_parser().parse_args(argv)
+        return _watch(options) if options.watch else _inspect(options)
     except (UsageError, ConfigError, BaselineError, ChangesError, MergeError) as exc:
         print(f"tl-inspect: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -295,6 +299,34 @@ def parse_sweep_option(values: list[str]) -> dict:
 def _target_cases(configured: dict, only: str | None, args: dict, swept: dict) -> dict:
     """A sweep replaces the factory's configured cases: the -a values fixed, the product of the swept ones."""
     return {**configured, only: [{**args, SWEEP_KEY: swept}]} if only and swept else configured
+
+
+def _watch(options: argparse.Namespace) -> int:
+    """`--watch`: the whole run again after every change, as `ruff check --watch` does; the changed files
+    are compiled again by the one warm zygote, the others are served from the cache."""
+    import watchfiles
+
+    from tl_inspect.inspector.zygote import kept_warm
+
+    if options.fix or options.diff or options.write_baseline or options.shard:
+        raise UsageError("--watch checks again on every change: do not combine it with --fix, --diff, "
+                         "--write-baseline or --shard")
+    watched = sorted({os.path.abspath(path.partition("::")[0]) for path in options.paths})
+    # watching starts before the first check and never pauses: a file saved during a check is not missed
+    changes = watchfiles.watch(*watched, watch_filter=watchfiles.PythonFilter(extra_extensions=(".toml",)),
+                               rust_timeout=1000, yield_on_timeout=True)
+    next(changes)
+    with kept_warm():
+        while True:
+            try:
+                _inspect(options)
+            except (UsageError, ConfigError, BaselineError, ChangesError) as exc:
+                print(f"tl-inspect: error: {exc}", file=sys.stderr)
+            print("tl-inspect: watching for changes (Ctrl-C stops)", file=sys.stderr, flush=True)
+            changed = set()
+            while not changed:
+                changed = {os.path.relpath(path) for _, path in next(changes)}
+            print(f"tl-inspect: changed: {', '.join(sorted(changed))}", file=sys.stderr)
 
 
 def _inspect(options: argparse.Namespace) -> int:
