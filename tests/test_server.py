@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 import sys
 
 from lsprotocol import types
@@ -45,6 +46,14 @@ async def session(tmp_path) -> None:
         assert result.server_info.name == "tl-inspect"
         assert result.capabilities.hover_provider and result.capabilities.code_action_provider
         client.initialized(types.InitializedParams())
+        # a Python file that does not import tilelang is not imported, so never run
+        setup = tmp_path / "setup.py"
+        setup.write_text(f"open({str(tmp_path / 'ran')!r}, 'w')\n")
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=from_fs_path(str(setup)), language_id="python", version=1, text=setup.read_text())))
+        skipped = await asyncio.wait_for(published.get(), timeout=60)
+        assert skipped.uri == from_fs_path(str(setup)) and list(skipped.diagnostics) == []
+        assert not (tmp_path / "ran").exists()
         with open(path) as f:
             text = f.read()
         client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -125,6 +134,9 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
     kernel = tmp_path / "kernels" / "scale.py"
     kernel.write_text(WATCHED.format(n=2047))
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src"), "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+    missing = subprocess.run([sys.executable, "-m", "tl_inspect", "--watch", "nowhere"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and missing.stderr == "tl-inspect: error: nowhere: no such file or directory\n"
     watcher = subprocess.Popen([sys.executable, "-m", "tl_inspect", "--watch", "kernels", "--format", "concise"],
                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stuck = threading.Timer(120, watcher.kill)  # a watcher that never reports must not hang the suite
@@ -146,6 +158,6 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
         assert watcher.stdout.readline() == "Files: 1 file with kernels, 0 with factories but no inferable call, 0 failed\n"
     finally:
         stuck.cancel()
-        watcher.terminate()
+        watcher.send_signal(signal.SIGINT)  # Ctrl-C, as docs/editors.md says
         watcher.wait(timeout=30)
-    assert watcher.returncode == 128 + 15, watcher.stderr.read()
+    assert watcher.returncode == 130 and watcher.stderr.read() == "tl-inspect: interrupted\n"

@@ -312,6 +312,9 @@ def _watch(options: argparse.Namespace) -> int:
         raise UsageError("--watch checks again on every change: do not combine it with --fix, --diff, "
                          "--write-baseline or --shard")
     watched = sorted({os.path.abspath(path.partition("::")[0]) for path in options.paths})
+    for path in watched:
+        if not os.path.exists(path):
+            raise UsageError(f"{os.path.relpath(path)}: no such file or directory")
     # watching starts before the first check and never pauses: a file saved during a check is not missed
     changes = watchfiles.watch(*watched, watch_filter=watchfiles.PythonFilter(extra_extensions=(".toml",)),
                                rust_timeout=1000, yield_on_timeout=True)

@@ -58,7 +58,12 @@ class Checker:
 
     def _check(self, path: str) -> None:
         from tl_inspect.api import inspect
+        from tl_inspect.inspector.targets import tilelang_target
 
+        if not tilelang_target(path):
+            # checking imports the file: one that does not import tilelang is not run (a setup.py would be)
+            self._publish(path, [])
+            return
         try:
             report = inspect(path, fixes=True)
         except Exception as exc:  # noqa: BLE001  (a config error or a bad file: say it in the editor, keep serving)
