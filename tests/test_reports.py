@@ -104,7 +104,19 @@ def test_full_uses_colour_only_on_a_terminal(report_run, monkeypatch):
     coloured = render(report_run, "full", _Terminal())
     assert "\x1b[1;31merror\x1b[0m" in coloured
     plain = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
-    assert plain == render(report_run, "full")
+    # the same text, wrapped at the terminal's width
+    assert plain.split() == render(report_run, "full").split()
+
+
+def test_full_wraps_between_words_on_a_terminal_and_not_when_piped(report_run, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    wrapped = re.sub(r"\x1b\[[0-9;]*m", "", render(report_run, "full", _Terminal()))
+    assert max(len(line) for line in wrapped.splitlines()) <= 100, max(wrapped.splitlines(), key=len)
+    piped = render(report_run, "full")
+    longest = max(piped.splitlines(), key=len)
+    assert len(longest) > 100
+    # the piped line's words, each whole, are the terminal's lines' words: rich broke it only at spaces
+    assert " ".join(longest.split()) in " ".join(wrapped.split())
 
 
 # ---------------------------------------------------------------- line formats

@@ -11,7 +11,7 @@ import signal
 import sys
 
 # subcommands that inspect nothing in a worker started now (the server keeps its own, for its whole life)
-_NO_WORKER = ("rules", "rule", "calibrate", "merge", "server")
+_NO_WORKER = ("rules", "rule", "calibrate", "merge", "server", "clean")
 
 
 class Terminated(BaseException):

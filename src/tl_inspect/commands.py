@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "128-bit accesses, racy stores and numerical traps.",
         epilog="Also: `tl-inspect rules` lists the rules, `tl-inspect rule CODE-OR-SLUG` explains one, "
                "`tl-inspect explain FILE[::KERNEL]` walks the decision chain of each narrow access, "
-               "`tl-inspect merge REPORT...` combines the reports of --shard runs.",
+               "`tl-inspect merge REPORT...` combines the reports of --shard runs, `tl-inspect server` is a "
+               "language server, `tl-inspect clean` empties the result cache.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (recursive *.py) or FILE.py::NAME")
     p.add_argument("--format", choices=formats(), help="output format (default: full)")
@@ -129,6 +130,8 @@ def run_command(argv: list[str]) -> int:
             return _merge(argv[1:])
         if argv and argv[0] == "server":
             return _server(argv[1:])
+        if argv and argv[0] == "clean":
+            return _clean(argv[1:])
         if argv and argv[0] == "rule":
             if len(argv) != 2:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
@@ -160,6 +163,19 @@ def _calibrate(argv: list[str]) -> int:
         calibrate(options.term, options.output)
     except NoGpu as exc:
         raise UsageError(str(exc)) from None
+    return EXIT_CLEAN
+
+
+def _clean(argv: list[str]) -> int:
+    """`tl-inspect clean`: empty the result cache, as `ruff clean` does."""
+    from tl_inspect.inspector import cache
+    from tl_inspect.reports.common import byte_size
+
+    argparse.ArgumentParser(prog="tl-inspect clean",
+                            description="Remove every cached inspection result (the calibrated cost tables "
+                                        "are kept).").parse_args(argv)
+    removed, size = cache.clean()
+    print(f"tl-inspect: removed {plural(removed, 'cached result')} ({byte_size(size)}) from {cache.cache_dir()}")
     return EXIT_CLEAN
 
 

@@ -31,7 +31,8 @@ MAX_CUDA_WIDTH = 140
 
 @reporter("full")
 def write_full(run: RunResult, out: TextIO) -> None:
-    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    # on a terminal rich wraps at its width, between words; piped or to a file, a finding stays one line for grep
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=not out.isatty())
     for text in run_texts(run):
         console.print(text)
 
