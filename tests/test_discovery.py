@@ -287,7 +287,7 @@ def test_the_summary_counts_files_in_json_concise_and_full():
     document = json.loads(run_cli(*paths, "--format", "json", "--no-cache", "--no-proofs").stdout)
     line = 'TL_INSPECT_CASES = {"shift": [{"N": ...}]}'
     assert document["summary"] == {"files_with_kernels": 2, "files_failed": 1,
-                                   "files_needing_cases": [{"path": paths[1], "add": line}]}
+                                   "files_needing_cases": [{"path": paths[1], "add": line}], "kernels": 2}
     phrase = "Files: 2 files with kernels, 1 with factories but no inferable call, 1 failed"
     concise = run_cli(*paths, "--format", "concise", "--no-cache", "--no-proofs").stdout.splitlines()
     assert concise[-2:] == [f"{paths[1]}:1:1: note: no call of its factories could be inferred; add {line}", phrase]

@@ -28,7 +28,8 @@ from tl_inspect.reports.phrases import headline
 
 SARIF_SCHEMA = os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")
 SNAPSHOT_FILES = {"full": "full.txt", "concise": "concise.txt", "json": "report.json",
-                  "json-lines": "report.jsonl", "sarif": "report.sarif", "github": "github.txt"}
+                  "json-lines": "report.jsonl", "sarif": "report.sarif", "github": "github.txt",
+                  "gitlab": "gitlab.json", "junit": "junit.xml"}
 
 
 @pytest.fixture(autouse=True)
@@ -103,7 +104,19 @@ def test_full_uses_colour_only_on_a_terminal(report_run, monkeypatch):
     coloured = render(report_run, "full", _Terminal())
     assert "\x1b[1;31merror\x1b[0m" in coloured
     plain = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
-    assert plain == render(report_run, "full")
+    # the same text, wrapped at the terminal's width
+    assert plain.split() == render(report_run, "full").split()
+
+
+def test_full_wraps_between_words_on_a_terminal_and_not_when_piped(report_run, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    wrapped = re.sub(r"\x1b\[[0-9;]*m", "", render(report_run, "full", _Terminal()))
+    assert max(len(line) for line in wrapped.splitlines()) <= 100, max(wrapped.splitlines(), key=len)
+    piped = render(report_run, "full")
+    longest = max(piped.splitlines(), key=len)
+    assert len(longest) > 100
+    # the piped line's words, each whole, are the terminal's lines' words: rich broke it only at spaces
+    assert " ".join(longest.split()) in " ".join(wrapped.split())
 
 
 # ---------------------------------------------------------------- line formats
@@ -127,7 +140,7 @@ def test_json_lines_round_trip(report_run):
     errors = [r for r in records if r.get("kind") == "error"]
     assert [(e["file"], e["kernel"]) for e in errors] == [(KERNELS_FILE, "broken"), (BROKEN_FILE, "<module>")]
     assert records[len(errors):-1] == [f.as_dict() for f in report_run.findings]
-    assert records[-1] == {"kind": "summary", "files_with_kernels": 2, "files_failed": 2, "files_needing_cases": []}
+    assert records[-1] == {"kind": "summary", "files_with_kernels": 2, "files_failed": 2, "files_needing_cases": [], "kernels": 5}
 
 
 def test_json_keeps_the_contract(report_run):
@@ -223,6 +236,42 @@ def test_sarif_validates_against_the_2_1_0_schema(report_run):
     assert run["invocations"][0]["executionSuccessful"] is False
     assert [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notifications] == [
         KERNELS_FILE, BROKEN_FILE]
+
+
+# ---------------------------------------------------------------- GitLab Code Quality and JUnit
+
+def test_gitlab_code_quality_issues(report_run):
+    issues = json.loads(render(report_run, "gitlab"))
+    findings = [i for i in issues if i["check_name"].startswith("TLV")]
+    assert [(i["check_name"], i["severity"]) for i in findings] == [
+        ("TLV002", "minor"), ("TLV001", "major"), ("TLV001", "info"), ("TLV003", "major")]
+    for issue in issues:  # the fields GitLab requires
+        assert {"description", "check_name", "fingerprint", "severity", "location"} <= set(issue)
+        assert issue["severity"] in ("info", "minor", "major", "critical", "blocker")
+        assert issue["location"]["lines"]["begin"] >= 1 and not os.path.isabs(issue["location"]["path"])
+    assert len({i["fingerprint"] for i in issues}) == len(issues)
+    assert findings[3]["location"] == {"path": KERNELS_FILE, "lines": {"begin": 28, "end": 29}}
+    assert findings[0]["description"].startswith("TLV002 [lane-dependent-predicate] add_2047: ")
+    broken = [i for i in issues if i["check_name"] == "tl-inspect/not-inspected"]
+    assert [(i["location"]["path"], i["severity"]) for i in broken] == [(KERNELS_FILE, "critical"),
+                                                                         (BROKEN_FILE, "critical")]
+
+
+def test_junit_has_a_case_per_kernel(report_run):
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(render(report_run, "junit"))
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [KERNELS_FILE, BROKEN_FILE]
+    cases = {c.get("name"): c for c in suites[0].findall("testcase")}
+    failure = cases["add_2047"].find("failure")
+    assert failure.get("type") == "TLV001,TLV002"
+    assert failure.get("message").startswith("2 findings: TLV002 lane-dependent-predicate, TLV001")
+    assert f"{KERNELS_FILE}:14:13: TLV002 [lane-dependent-predicate]" in failure.text and "\nfix: " in failure.text
+    assert cases["broken"].find("error") is not None
+    assert suites[1].find("testcase").get("name") == "<module>"
+    assert root.get("tests") == str(sum(len(s) for s in suites))
+    assert root.get("errors") == "2" and int(root.get("failures")) >= 1
 
 
 def test_sarif_fingerprint_survives_lines_moving(report_run, tmp_path, monkeypatch):

@@ -16,7 +16,22 @@ from tl_inspect import __version__
 from tl_inspect.model import Access, Finding, KernelArtifact, KernelReport, Layout, RunResult, Verdict
 
 
-@dataclass(frozen=True)
+MAX_REPR_KERNELS = 8
+
+
+def _summary_line(report: KernelReport) -> str:
+    """One kernel in one line: where, its accesses by width, its findings by rule and line."""
+    k = report.kernel
+    where = f"{k.file}:{k.line}" if k.line else k.file
+    if k.status != "ok":
+        return f"{k.name}  {where}  could not be compiled: {' '.join((k.error or '').split())}"
+    widths = k.access_summary()
+    found = ", ".join(f"{f.rule} {f.slug} (line {f.line})" for f in report.findings) or "no finding"
+    return (f"{k.name}  {where}  {widths['128-bit']} 128-bit / {widths['narrow']} narrower / "
+            f"{widths['scalar']} scalar accesses; {found}")
+
+
+@dataclass(frozen=True, repr=False)
 class Kernel:
     """One inspected kernel: its artefact (CUDA, line map, layouts, accesses with verdicts) and the
     findings of the selected rules."""
@@ -83,6 +98,10 @@ class Kernel:
 
         return notebook_html([self.report], arch=self.artifact.arch, version=__version__)
 
+    def __repr__(self) -> str:
+        # a notebook stores text/plain beside the HTML, and `print` shows it: one line, not the artefact
+        return f"<tl_inspect.Kernel {_summary_line(self.report)}>"
+
     def __rich__(self):
         """A rich console: the kernel's `--format full` output."""
         from rich.console import Group
@@ -93,7 +112,7 @@ class Kernel:
         return Group(*kernel_texts(self.report, SourceFiles()))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Report:
     """Everything one inspection produced: its kernels, in file then definition order."""
 
@@ -163,6 +182,18 @@ class Report:
 
         problems = [f"{f.path}: could not import the file: {f.error}" for f in self.run.files if f.error]
         return notebook_html(self.run.reports, arch=self.run.arch, version=self.run.version, problems=problems)
+
+    def __repr__(self) -> str:
+        reports = self.run.reports
+        lines = [f"<tl_inspect.Report {len(reports)} kernel{'s' if len(reports) != 1 else ''}, "
+                 f"{len(self.findings)} finding{'s' if len(self.findings) != 1 else ''}"
+                 + (f", {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}" if self.errors else "")]
+        lines += [f"  {_summary_line(r)}" for r in reports[:MAX_REPR_KERNELS]]
+        if len(reports) > MAX_REPR_KERNELS:
+            lines.append(f"  ... {len(reports) - MAX_REPR_KERNELS} more")
+        lines += [f"  {f.path}: could not import the file: {' '.join(f.error.split())}"
+                  for f in self.run.files if f.error]
+        return "\n".join(lines) + ">"
 
     def __rich__(self):
         """A rich console: the `--format full` output."""
@@ -259,7 +290,8 @@ def _inspect_object(obj, arch: str, prove: bool, budget: str, table, factory_arg
         raise TypeError(f"{name} is already a kernel: it takes no factory arguments")
     if not spec.source_file:
         raise ValueError(f"{name}: no source file to attribute lines to (the kernel carries no span)")
-    shown = os.path.relpath(spec.source_file)
+    # a notebook cell's file exists only in linecache, under the name IPython gave it: keep that name
+    shown = os.path.relpath(spec.source_file) if os.path.exists(spec.source_file) else spec.source_file
     # `only`: one kernel of the file, so a suppression without a finding is not known to be unused
     job = Job(path=shown, arch=arch, prove=prove, only=spec.name, measure_budget=budget, cost_table=table)
     with captured_output() as capture, hooks.macro_spans_at_call_site():

@@ -69,6 +69,17 @@ class Fingerprints:
         digest = hashlib.sha256("\0".join((finding.slug, file, finding.kernel, text)).encode()).hexdigest()
         return Entry(digest[:20], finding.rule, finding.slug, file, finding.kernel, text)
 
+    def numbered(self, findings: list[Finding]) -> list[str]:
+        """Each finding's fingerprint with its occurrence number (`key:2` for the second identical one), a
+        key that stays unique and stable for code scanning and GitLab."""
+        seen: dict[str, int] = {}
+        keys = []
+        for finding in findings:
+            key = self.entry(finding).fingerprint
+            seen[key] = seen.get(key, 0) + 1
+            keys.append(f"{key}:{seen[key]}")
+        return keys
+
 
 def build(findings: list[Finding], fingerprints: Fingerprints) -> list[Entry]:
     counts: dict[Entry, int] = {}

@@ -11,7 +11,8 @@ import os
 import signal
 import sys
 
-_NO_WORKER = ("rules", "rule", "calibrate")  # subcommands that inspect nothing in a worker
+# subcommands that inspect nothing in a worker started now (the server keeps its own, for its whole life)
+_NO_WORKER = ("rules", "rule", "calibrate", "merge", "server", "clean")
 
 
 class Terminated(BaseException):

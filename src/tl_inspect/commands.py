@@ -17,10 +17,12 @@ from tl_inspect.changes import ChangesError, changes_since
 from tl_inspect.checking import all_rules, check_files
 from tl_inspect.config import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
 from tl_inspect.deepstack import call_on_deep_stack
+from tl_inspect.merge import MergeError
 from tl_inspect.model import SEVERITIES, FileResult, RunResult
 from tl_inspect.progress import progress_bar
 from tl_inspect.sources import SourceFiles
 from tl_inspect.sweep import SWEEP_KEY, expand_cases
+from tl_inspect.wording import plural
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 MEASURE_BUDGET_SECONDS = 60.0
@@ -38,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect TileLang kernels: compile them for CUDA without a GPU and flag lost "
                     "128-bit accesses, racy stores and numerical traps.",
         epilog="Also: `tl-inspect rules` lists the rules, `tl-inspect rule CODE-OR-SLUG` explains one, "
-               "`tl-inspect explain FILE[::KERNEL]` walks the decision chain of each narrow access.",
+               "`tl-inspect explain FILE[::KERNEL]` walks the decision chain of each narrow access, "
+               "`tl-inspect merge REPORT...` combines the reports of --shard runs, `tl-inspect server` is a "
+               "language server, `tl-inspect clean` empties the result cache.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories (recursive *.py) or FILE.py::NAME")
     p.add_argument("--format", choices=formats(), help="output format (default: full)")
@@ -102,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inspect only files changed since REV (from its merge base with HEAD; git)")
     p.add_argument("--new-only", action="store_true",
                    help="with --diff-against: keep only findings on added or changed lines")
+    p.add_argument("--shard", metavar="K/N",
+                   help="inspect only shard K of N (1-based): the files split evenly in path order, for a CI matrix; "
+                        "`tl-inspect merge` combines the shards' JSON or SARIF")
+    p.add_argument("--watch", action="store_true",
+                   help="check, then check again each time a Python file under PATH changes (until Ctrl-C); "
+                        "unchanged files come from the cache, and tilelang stays imported in between")
     p.add_argument("--only-tilelang", action="store_true",
                    help="skip named files that do not import tilelang, as directory scans do (pre-commit)")
     p.add_argument("--version", action="version", version=f"tl-inspect {__version__}")
@@ -117,12 +127,19 @@ def run_command(argv: list[str]) -> int:
             return _explain(argv[1:])
         if argv and argv[0] == "calibrate":
             return _calibrate(argv[1:])
+        if argv and argv[0] == "merge":
+            return _merge(argv[1:])
+        if argv and argv[0] == "server":
+            return _server(argv[1:])
+        if argv and argv[0] == "clean":
+            return _clean(argv[1:])
         if argv and argv[0] == "rule":
             if len(argv) != 2:
                 raise UsageError("usage: tl-inspect rule CODE-OR-SLUG")
             return _explain_rule(argv[1])
-        return _inspect(build_parser().parse_args(argv))
-    except (UsageError, ConfigError, BaselineError, ChangesError) as exc:
+        options = build_parser().parse_args(argv)
+        return _watch(options) if options.watch else _inspect(options)
+    except (UsageError, ConfigError, BaselineError, ChangesError, MergeError) as exc:
         print(f"tl-inspect: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
 
@@ -147,6 +164,56 @@ def _calibrate(argv: list[str]) -> int:
         calibrate(options.term, options.output)
     except NoGpu as exc:
         raise UsageError(str(exc)) from None
+    return EXIT_CLEAN
+
+
+def _clean(argv: list[str]) -> int:
+    """`tl-inspect clean`: empty the result cache, as `ruff clean` does."""
+    from tl_inspect.inspector import cache
+    from tl_inspect.reports.common import byte_size
+
+    argparse.ArgumentParser(prog="tl-inspect clean",
+                            description="Remove every cached inspection result (the calibrated cost tables "
+                                        "are kept).").parse_args(argv)
+    removed, size = cache.clean()
+    print(f"tl-inspect: removed {plural(removed, 'cached result')} ({byte_size(size)}) from {cache.cache_dir()}")
+    return EXIT_CLEAN
+
+
+def _server(argv: list[str]) -> int:
+    """`tl-inspect server`: the language server over stdio (tl_inspect.server)."""
+    parser = argparse.ArgumentParser(
+        prog="tl-inspect server",
+        description="A language server over stdio for editors: diagnostics on open and save, hover with the "
+                    "verdict, cost and proof, code actions for the verified fixes. Configuration comes from the "
+                    "pyproject.toml nearest the folder the editor starts it in.")
+    parser.parse_args(argv)
+    from tl_inspect.server import serve
+
+    serve()
+    return EXIT_CLEAN
+
+
+def _merge(argv: list[str]) -> int:
+    """`tl-inspect merge SHARD... -o FILE`: the shards' reports as one (tl_inspect.merge)."""
+    from tl_inspect.merge import merge
+
+    parser = argparse.ArgumentParser(
+        prog="tl-inspect merge",
+        description="Combine the --format json or --format sarif reports of `--shard K/N` runs into one report "
+                    "of the same format, as one run over every file would have written it.")
+    parser.add_argument("reports", nargs="+", metavar="REPORT")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the merged report to FILE (default: stdout)")
+    options = parser.parse_args(argv)
+    text = json.dumps(merge(options.reports), indent=2) + "\n"
+    if not options.output:
+        sys.stdout.write(text)
+        return EXIT_CLEAN
+    try:
+        with open(options.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise UsageError(f"{options.output}: cannot write the merged report: {exc.strerror}") from None
     return EXIT_CLEAN
 
 
@@ -225,6 +292,14 @@ def parse_args_option(values: list[str]) -> dict:
     return parsed
 
 
+def parse_shard_option(value: str) -> tuple[int, int]:
+    """`--shard 2/4` -> (2, 4)."""
+    index, sep, count = value.partition("/")
+    if not (sep and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise UsageError(f"--shard expects K/N with 1 <= K <= N, e.g. 2/4, got {value!r}")
+    return int(index), int(count)
+
+
 def parse_sweep_option(values: list[str]) -> dict:
     """`--sweep N=4096,4095 --sweep dtype=float16,bfloat16` -> {"N": [4096, 4095], "dtype": [...]}."""
     swept = {}
@@ -243,10 +318,41 @@ def _target_cases(configured: dict, only: str | None, args: dict, swept: dict) -
     return {**configured, only: [{**args, SWEEP_KEY: swept}]} if only and swept else configured
 
 
+def _watch(options: argparse.Namespace) -> int:
+    """`--watch`: the whole run again after every change, as `ruff check --watch` does; the changed files
+    are compiled again by the one warm zygote, the others are served from the cache."""
+    import watchfiles
+
+    from tl_inspect.inspector.zygote import kept_warm
+
+    if options.fix or options.diff or options.write_baseline or options.shard:
+        raise UsageError("--watch checks again on every change: do not combine it with --fix, --diff, "
+                         "--write-baseline or --shard")
+    watched = sorted({os.path.abspath(path.partition("::")[0]) for path in options.paths})
+    for path in watched:
+        if not os.path.exists(path):
+            raise UsageError(f"{os.path.relpath(path)}: no such file or directory")
+    # watching starts before the first check and never pauses: a file saved during a check is not missed
+    changes = watchfiles.watch(*watched, watch_filter=watchfiles.PythonFilter(extra_extensions=(".toml",)),
+                               rust_timeout=1000, yield_on_timeout=True)
+    next(changes)
+    with kept_warm():
+        while True:
+            try:
+                _inspect(options)
+            except (UsageError, ConfigError, BaselineError, ChangesError) as exc:
+                print(f"tl-inspect: error: {exc}", file=sys.stderr)
+            print("tl-inspect: watching for changes (Ctrl-C stops)", file=sys.stderr, flush=True)
+            changed = set()
+            while not changed:
+                changed = {os.path.relpath(path) for _, path in next(changes)}
+            print(f"tl-inspect: changed: {', '.join(sorted(changed))}", file=sys.stderr)
+
+
 def _inspect(options: argparse.Namespace) -> int:
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, TargetError, inspect_jobs, parse_targets
     from tl_inspect.inspector.device import NoGpu, measure_timeout, measuring
-    from tl_inspect.inspector.targets import tilelang_target
+    from tl_inspect.inspector.targets import shard, tilelang_target
 
     if options.measure and options.no_proofs:
         raise UsageError("--measure times each proof's variant: it cannot be combined with --no-proofs")
@@ -259,6 +365,7 @@ def _inspect(options: argparse.Namespace) -> int:
     if options.write_baseline and (options.baseline or options.diff_against):
         raise UsageError("--write-baseline records every finding: do not combine it with "
                          "--baseline or --diff-against")
+    index, count = parse_shard_option(options.shard) if options.shard else (1, 1)
     rules = all_rules()
     config = load_config(options.config or find_config(os.getcwd()), rules)
     settings = resolve_settings(config, rules, select=options.select, ignore=options.ignore,
@@ -283,6 +390,12 @@ def _inspect(options: argparse.Namespace) -> int:
         raise UsageError(f"{'--sweep' if swept else '-a/--arg'} needs a FILE.py::factory target")
     if not targets and changes is None and not options.only_tilelang:
         raise UsageError("no Python file importing tilelang found in " + ", ".join(options.paths))
+    if options.shard:
+        everything = len(targets)
+        targets = shard(targets, index, count)
+        if not targets:
+            print(f"tl-inspect: shard {index}/{count} has no file ({plural(everything, 'file')} in all)",
+                  file=sys.stderr)
     both = sorted(set(args) & set(swept))
     if both:
         raise UsageError(f"{', '.join(both)} given both by -a/--arg and by --sweep")
@@ -352,6 +465,13 @@ def _conclude(options: argparse.Namespace, settings: Settings, rules: list, entr
             write_html(run, options.html)
     except OSError as exc:
         raise UsageError(f"{exc.filename}: cannot write: {exc.strerror}") from None
+    from tl_inspect.reports.common import run_summary
+
+    # a gate that compiled nothing must not pass: name what was found instead
+    empty = run_summary(run).nothing_inspected(count_bare=not options.only_tilelang)
+    if empty:
+        print(f"tl-inspect: error: {empty}", file=sys.stderr)
+        return EXIT_ERROR
     if options.write_baseline:
         return EXIT_ERROR if run.has_errors else EXIT_CLEAN
     if diffs is not None:

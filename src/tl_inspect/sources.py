@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import io
+import linecache
 import os
 import re
 import stat
@@ -55,7 +56,9 @@ class SourceFiles:
             try:
                 self._texts[path] = decode_source(read_bounded(path))
             except OSError:
-                self._texts[path] = None
+                # IPython keeps a notebook cell's text in linecache under a file name that is never written
+                lines = linecache.getlines(path)
+                self._texts[path] = "".join(lines) if lines else None
         return self._texts[path]
 
     def text(self, path: str) -> str:

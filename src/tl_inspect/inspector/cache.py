@@ -107,3 +107,17 @@ def store(job: Job, result: FileResult) -> None:
         if temporary:
             with contextlib.suppress(OSError):
                 os.remove(temporary)
+
+
+def clean() -> tuple[int, int]:
+    """Remove every cached result (and any half-written one), keeping what else the folder holds (the
+    cost tables `tl-inspect calibrate` fitted); the number of files removed and their bytes."""
+    removed = size = 0
+    for path in glob.glob(os.path.join(cache_dir(), "*.pickle")) + glob.glob(os.path.join(cache_dir(), "*.tmp")):
+        try:
+            length = os.path.getsize(path)
+            os.remove(path)
+        except OSError:
+            continue  # removed by a concurrent run
+        removed, size = removed + 1, size + length
+    return removed, size

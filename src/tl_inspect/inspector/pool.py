@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import pickle
 import queue
-import shutil
 import signal
 import tempfile
 import threading
@@ -28,7 +27,7 @@ from typing import Callable, Iterable
 
 from tl_inspect.inspector import cache, shield
 from tl_inspect.inspector.job import EXIT_CANNOT_WRITE, Job
-from tl_inspect.inspector.zygote import Zygote, discard_early, take_zygote
+from tl_inspect.inspector.zygote import Zygote, discard_early, release_zygote, take_zygote
 from tl_inspect.model import FileResult, KernelArtifact
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
@@ -187,8 +186,7 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
             for item in running.values():
                 if item.pid:
                     _kill_worker(item.pid)
-            zygote.close()
-            shutil.rmtree(scratch, ignore_errors=True)
+            release_zygote(scratch, zygote)
 
 
 def _renewed(item: _Running, now: float, timeout: float) -> bool:

@@ -69,3 +69,10 @@ def tilelang_target(path: str) -> list[Target]:
         return [Target(path, error=f"cannot read this file: {exc.strerror}")]
     # a byte-order mark must not hide the first line's import
     return [Target(path)] if _IMPORTS_TILELANG.search(text) else []
+
+
+def shard(targets: list[Target], index: int, count: int) -> list[Target]:
+    """Shard `index` (1-based) of `count`: every `count`-th target in path order, so the shards of one
+    checkout are disjoint, cover every target, and differ in size by one file at most."""
+    ordered = sorted(targets, key=lambda t: (os.path.normpath(t.path), t.only or ""))
+    return ordered[index - 1::count]

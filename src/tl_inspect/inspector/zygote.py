@@ -22,6 +22,7 @@ that tilelang's import (about 2 s) overlaps them; the pool takes it (`take_zygot
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import os
 import pickle
@@ -107,6 +108,23 @@ class Zygote:
 
 # (scratch folder, zygote) started by `start_early` and not taken yet
 _early: tuple[str, Zygote] | None = None
+# (scratch folder, zygote) that every inspection shares while `kept_warm` holds it
+_warm: tuple[str, Zygote] | None = None
+
+
+@contextlib.contextmanager
+def kept_warm():
+    """Inspections inside share one zygote: tilelang is imported once, and each re-check of a file costs
+    only its own lowering in a forked worker (the language server, --watch). Stopped on the way out."""
+    global _warm
+    _warm = _take_early() or _new_zygote()
+    try:
+        yield
+    finally:
+        scratch, zygote = _warm
+        _warm = None
+        zygote.close()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def start_early() -> None:
@@ -120,9 +138,29 @@ def start_early() -> None:
 
 
 def take_zygote() -> tuple[str, Zygote]:
-    """The zygote started early with its scratch folder, else a new one; the caller closes it and removes
-    the folder."""
-    return _take_early() or _new_zygote()
+    """The shared zygote of `kept_warm`, else the one started early, else a new one, with its scratch
+    folder; the caller hands it to `release_zygote`."""
+    global _warm
+    if _warm is None:
+        return _take_early() or _new_zygote()
+    scratch, zygote = _warm
+    if zygote.process.poll() is not None:  # a user file killed it in an earlier check
+        zygote = Zygote(scratch)
+        _warm = (scratch, zygote)
+    while not zygote.messages.empty():  # nothing of an earlier inspection may be read as this one's
+        zygote.messages.get_nowait()
+    return _warm
+
+
+def release_zygote(scratch: str, zygote: Zygote) -> None:
+    """After an inspection: keep the shared zygote (or the one that replaced it), stop any other and
+    remove its folder."""
+    global _warm
+    if _warm is not None and _warm[0] == scratch:
+        _warm = (scratch, zygote)
+        return
+    zygote.close()
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def discard_early() -> None:

@@ -29,4 +29,4 @@ def formats() -> list[str]:
 
 
 def _load() -> None:
-    from tl_inspect.reports import concise, github, json_report, sarif, terminal  # noqa: F401
+    from tl_inspect.reports import concise, github, gitlab, json_report, junit, sarif, terminal  # noqa: F401

@@ -185,6 +185,8 @@ class RunSummary:
     with_kernels: int
     needing_cases: tuple  # (path, the TL_INSPECT_CASES line to add)
     failed: int
+    kernels: int = 0  # kernels inspected (compiled or not)
+    bare: tuple = ()  # paths of files that define no kernel and no factory, and did not fail
 
     def phrase(self) -> str:
         return (f"{plural(self.with_kernels, 'file')} with kernels, "
@@ -192,7 +194,20 @@ class RunSummary:
 
     def as_dict(self) -> dict:
         return {"files_with_kernels": self.with_kernels, "files_failed": self.failed,
-                "files_needing_cases": [{"path": path, "add": line} for path, line in self.needing_cases]}
+                "files_needing_cases": [{"path": path, "add": line} for path, line in self.needing_cases],
+                "kernels": self.kernels}
+
+    def nothing_inspected(self, count_bare: bool = True) -> str | None:
+        """Why a run that was given files inspected no kernel, in one line; None when it inspected one, or
+        failed (its errors say why), or was given no file. `count_bare=False` takes files that define no
+        kernel and no factory for helper modules (pre-commit passes every staged file), as if skipped."""
+        if self.kernels or self.failed or not (self.needing_cases or (count_bare and self.bare)):
+            return None
+        found = [f"{path} has factories that need arguments: add {line}" for path, line in self.needing_cases]
+        if count_bare and self.bare:
+            found.append(f"{', '.join(self.bare)} define{'s' if len(self.bare) == 1 else ''} no kernel "
+                         f"and no factory")
+        return "no kernel was inspected: " + "; ".join(found)
 
 
 def run_summary(run: RunResult) -> RunSummary:
@@ -201,6 +216,8 @@ def run_summary(run: RunResult) -> RunSummary:
         with_kernels=sum(any(r.kernel.status == "ok" for r in reports) for _, reports in groups),
         needing_cases=tuple((file.path, cases_line(file.needs_cases)) for file, _ in groups if file.needs_cases),
         failed=sum(bool(file.error) or any(r.kernel.status != "ok" for r in reports) for file, reports in groups),
+        kernels=len(run.reports),
+        bare=tuple(file.path for file, reports in groups if not (reports or file.needs_cases or file.error)),
     )
 
 

@@ -365,6 +365,20 @@ def write_html(run: RunResult, directory: str) -> list[str]:
     return written
 
 
+# Jupyter's own output CSS (`.jp-RenderedHTMLCommon td { text-align: right }`, striped and hovered rows,
+# centred tables, code backgrounds) reaches into the fragment wherever report.css sets nothing; this
+# puts each such property back first, and report.css's rules follow it and win
+NOTEBOOK_RESET = """
+table, thead, tbody, tr, th, td { text-align: left; vertical-align: top; padding: 0; border: 0;
+  background: transparent; color: inherit; font-size: inherit; line-height: inherit; white-space: normal;
+  max-width: none; margin: 0; table-layout: auto; }
+th { font-weight: 600; }
+pre, code { background: transparent; color: inherit; padding: 0; border: 0; }
+pre { white-space: pre; }
+code { white-space: inherit; }
+p { text-align: left; margin: 0 0 .5em; }
+ul, ol { margin: 0 0 .5em; }
+"""
 NOTEBOOK_CSS = """
 .pane { max-height: 48em; }
 details.kernel > summary { cursor: pointer; font-weight: 600; margin: 10px 0 4px; }
@@ -401,6 +415,9 @@ def notebook_html(reports, arch: str, version: str, problems=(), sources: Source
     css = resources.files("tl_inspect.reports").joinpath("assets", "report.css").read_text(encoding="utf-8")
     pages = [(f"{fragment}-{n}-", build_kernel_page(report, "", sources)) for n, report in enumerate(reports)]
     return _environment().get_template("notebook.html").render(
-        scope=fragment, css=scoped_css(css + NOTEBOOK_CSS, f".tl-inspect.{fragment}"), pages=pages,
+        # the scope's class repeated: (0,4,0) outweighs Jupyter's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon
+        # tbody tr:nth-child(odd)` (0,3,2), so the reset wins over the host, and report.css after it over the reset
+        scope=fragment, css=scoped_css(NOTEBOOK_RESET + css + NOTEBOOK_CSS, f".tl-inspect.{fragment}.{fragment}.{fragment}"),
+        pages=pages,
         problems=tuple(problems), arch=arch, version=version, rule_links=False,
     )

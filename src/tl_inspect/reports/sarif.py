@@ -1,8 +1,9 @@
 """`--format sarif`: SARIF 2.1.0 for GitHub code scanning.
 
 One run: the rule table in `tool.driver.rules`, one result per finding with a repository-relative
-location, and files or kernels that could not be inspected as tool execution notifications (they are
-not findings of a rule, and code scanning shows them as tool errors)."""
+location, and files or kernels that could not be inspected (errors) or whose factories had no case
+(warnings) as tool execution notifications: they are not findings of a rule, and code scanning shows
+them as the tool's own problems."""
 
 from __future__ import annotations
 
@@ -57,11 +58,13 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
     rules = rule_table(run)
     rule_index = {rule.code: index for index, rule in enumerate(rules)}
     sources = SourceFiles()
-    fingerprints = Fingerprints(root, sources)
-    seen: dict[str, int] = {}
+    # the baseline's fingerprint (statement text, not line number), numbered when one statement has the
+    # same finding several times
+    groups = file_groups(run)
+    digests = iter(Fingerprints(root, sources).numbered([f for _, rs in groups for r in rs for f in r.findings]))
     results = []
     notifications = []
-    for file, reports in file_groups(run):
+    for file, reports in groups:
         if file.error:
             notifications.append(_notification(file.error, file.path, file.error_line or 1, root))
         for report in reports:
@@ -71,11 +74,7 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                                                    k.file, k.error_line or k.line or 1, root))
             for f in report.findings:
                 location = _artifact_location(f.file, root)
-                # the baseline's fingerprint (statement text, not line number), numbered when one
-                # statement has the same finding several times
-                key = fingerprints.entry(f).fingerprint
-                seen[key] = seen.get(key, 0) + 1
-                digest = f"{key}:{seen[key]}"
+                digest = next(digests)
                 results.append({
                     "ruleId": f.rule,
                     "ruleIndex": rule_index[f.rule],
@@ -95,6 +94,10 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                                    **({"measured": f.cost.measured.as_dict()} if f.cost and f.cost.measured
                                       else {})},
                 })
+    summary = run_summary(run)
+    # a factory left without a case was never compiled: code scanning must say so, not show a clean file
+    notifications += [_notification(f"no call of its factories could be inferred; add {line}", path, 1, root,
+                                    level="warning") for path, line in summary.needing_cases]
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -102,12 +105,12 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
             "tool": {"driver": {"name": "tl-inspect", "version": run.version, "semanticVersion": run.version,
                                 "rules": [_rule_entry(rule) for rule in rules]}},
             "originalUriBaseIds": {SOURCE_ROOT: {"uri": pathlib.Path(root).resolve().as_uri() + "/"}},
-            "invocations": [{"executionSuccessful": not notifications,
+            "invocations": [{"executionSuccessful": not (run.has_errors or summary.nothing_inspected()),
                              "toolExecutionNotifications": notifications}],
             "results": results,
             "columnKind": "unicodeCodePoints",
             "properties": {"arch": run.arch, "cost_table": cost_table.of(run.cost_table).as_dict(),
-                           "summary": run_summary(run).as_dict()},
+                           "summary": summary.as_dict()},
         }],
     }
 
@@ -129,9 +132,9 @@ def _region(line: int, end_line: int | None, col: int) -> dict:
     return {"startLine": start, "startColumn": max(col, 1), "endLine": max(end_line or start, start)}
 
 
-def _notification(message: str, path: str, line: int, root: str) -> dict:
+def _notification(message: str, path: str, line: int, root: str, level: str = "error") -> dict:
     return {
-        "level": "error",
+        "level": level,
         "message": {"text": message},
         "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(path, root),
                                             "region": {"startLine": max(line, 1)}}}],

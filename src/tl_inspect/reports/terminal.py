@@ -33,7 +33,8 @@ MIN_WIDTH, DEFAULT_WIDTH = 20, 80
 
 @reporter("full")
 def write_full(run: RunResult, out: TextIO) -> None:
-    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=True)
+    # on a terminal rich wraps at its width, between words; piped or to a file, a finding stays one line for grep
+    console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=not out.isatty())
     if console.width < MIN_WIDTH:  # COLUMNS=0 or a tiny terminal: rich would print nothing
         console.width = DEFAULT_WIDTH
     for text in run_texts(run):
