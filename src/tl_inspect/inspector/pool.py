@@ -18,6 +18,7 @@ import os
 import pickle
 import queue
 import signal
+import shutil
 import tempfile
 import threading
 import time
