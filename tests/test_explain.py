@@ -25,7 +25,10 @@ add_2047  add_2047.py:6
     elements per thread   up to 8 through one access
     read per launch       8.0 KiB (4.0 KiB per block)
     written per launch    4.0 KiB (2.0 KiB per block)
-    arithmetic intensity  not counted (only T.gemm work is counted)
+    unique per launch     12.0 KiB (each tensor once)
+    arithmetic            2,048 FLOP per launch (1,024 float operations per block, a transcendental counted as 16)
+    arithmetic intensity  0.17 FLOP per unique byte
+    bound on sm_90        memory-bound at 0.17 FLOP/B: the ridge is 14 FLOP/B (H200 SXM datasheet peaks)
 
   The C store and the A and B loads, line 9: 16-bit, up to 128-bit (costly)
     python     9 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]  # expect: lane-dependent-predicate
@@ -79,7 +82,12 @@ def test_a_kernel_without_narrow_accesses_and_a_bad_target(capsys):
                                        "    elements per thread   up to 8 through one access\n"
                                        "    read per launch       4.0 MiB (4.0 KiB per block)\n"
                                        "    written per launch    2.0 MiB (2.0 KiB per block)\n"
-                                       "    arithmetic intensity  not counted (only T.gemm work is counted)\n"
+                                       "    unique per launch     6.0 MiB (each tensor once)\n"
+                                       "    arithmetic            1,048,576 FLOP per launch (1,024 float operations per "
+                                       "block, a transcendental counted as 16)\n"
+                                       "    arithmetic intensity  0.17 FLOP per unique byte\n"
+                                       "    bound on sm_90        memory-bound at 0.17 FLOP/B: the ridge is 14 FLOP/B (H200 "
+                                       "SXM datasheet peaks)\n"
                                        "  every global access is as wide as its pattern allows, or cannot be wider\n\n")
     assert main(["explain", "no/such.py"]) == 2
     assert "no/such.py: no such file or directory" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 import tilelang.language as T
 
-M, N, BLOCK_M, BLOCK_N = 1024, 4096, 32, 512
+M, N, BLOCK_M, BLOCK_N = 8192, 4096, 32, 512
 
 
 @T.prim_func
