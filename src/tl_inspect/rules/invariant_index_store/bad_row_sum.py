@@ -1,6 +1,6 @@
 import tilelang.language as T
 
-M, N, BLOCK_M = 1024, 4096, 64
+M, N, BLOCK_M = 16384, 4096, 64
 
 
 @T.prim_func

@@ -1,6 +1,6 @@
 import tilelang.language as T
 
-M, N, BLOCK_M = 4096, 1024, 64
+M, N, BLOCK_M = 16384, 1024, 64
 
 
 @T.prim_func

@@ -1,6 +1,6 @@
 import tilelang.language as T
 
-M, N, BLOCK_M, BLOCK_N = 1024, 8192, 16, 512
+M, N, BLOCK_M, BLOCK_N = 4096, 8192, 16, 512
 
 
 @T.prim_func

@@ -9,7 +9,7 @@ def transpose(M=1024, N=1024, B=64):
             Bs = T.alloc_shared((B, B), T.float16)
             T.copy(A[by * B, bx * B], As)
             for i, j in T.Parallel(B, B):
-                Bs[i, j] = As[j, i]
+                Bs[i, j] = As[j, i]  # expect: shared-bank-conflict
             T.copy(Bs, At[bx * B, by * B])
 
     return main
