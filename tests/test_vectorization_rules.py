@@ -4,7 +4,6 @@ by recompiling the kernel without the cause, and each cause owned by one rule wh
 from __future__ import annotations
 
 import glob
-import itertools
 import os
 
 import pytest
@@ -151,18 +150,19 @@ def test_a_store_index_that_advances_through_division_is_not_read_modify_write(i
 
 
 def test_every_selection_only_filters_the_findings(inspected):
-    """Deselecting a rule hides exactly its findings: no cause moves to another rule."""
+    """Deselecting a rule hides exactly its findings: no cause moves to another rule. Each rule alone and
+    each rule left out (every subset of 17 rules would be 131072 checks a kernel)."""
     results = inspected(FIXTURE_FILES)
+    selections = [[rule] for rule in RULES] + [[other for other in RULES if other is not rule] for rule in RULES]
     for path in FIXTURE_FILES:
         with open(path) as f:
             text = f.read()
         for artifact in results[path].kernels:
             everything = check_kernel(artifact, text, RULES)
-            for size in range(len(RULES)):
-                for subset in itertools.combinations(RULES, size):
-                    chosen = {r.code for r in subset}
-                    assert check_kernel(artifact, text, list(subset)) == [
-                        f for f in everything if f.rule in chosen], (artifact.name, chosen)
+            for subset in selections:
+                chosen = {r.code for r in subset}
+                assert check_kernel(artifact, text, subset) == [
+                    f for f in everything if f.rule in chosen], (artifact.name, chosen)
 
 
 def test_suppressing_a_rule_hides_only_its_finding(inspected, tmp_path):
