@@ -18,6 +18,7 @@ Sizes of the cases below are chosen to move 0.25-2 GB per launch, so the launch 
 
 import argparse
 import importlib.util
+import json
 import os
 import pickle
 import sys
@@ -135,9 +136,10 @@ def _leading(tensor, like):
     return tensor[:like.shape[0]] if like.dim() == 1 else tensor[:, :like.shape[1]]
 
 
-def measured(paths: list[str], budget: float) -> None:
+def measured(paths: list[str], budget: float, json_out: str | None = None) -> None:
     """`--measure` over `paths` (files or folders), then each measured finding's pair timed again by this
-    harness: every pair rebuilt from the finding's cause, all compiled at once, then timed one by one."""
+    harness: every pair rebuilt from the finding's cause, all compiled at once, then timed one by one.
+    `json_out`: also write each row's figures there, for fitting the model offline."""
     import tilelang
     import torch
     from tvm.target import Target
@@ -182,18 +184,26 @@ def measured(paths: list[str], budget: float) -> None:
     print("| file | kernel | line | rule | MB a launch | estimate | --measure | this harness | agree (5 %) | "
           "estimate within 20 % |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    records = []
     for where, finding, index, text in rows:
+        record = {"row": where, "estimate": finding.cost.estimate, "launch_bytes": finding.cost.launch_bytes,
+                  "measured": None if finding.cost.measured is None else finding.cost.measured.as_dict()}
+        records.append(record)
         if index is not None:
             got = finding.cost.measured
             try:
                 (func, variant), bad, good = pairs[index], kernels[2 * index], kernels[2 * index + 1]
                 *_, again, _ = _time_pair(func, variant, 1, bad, good, torch, median_ms, flush)
+                record["harness"] = again
                 text = (f" {got.slowdown:.2f} | {again:.2f} | {'yes' if abs(got.slowdown / again - 1) <= 0.05 else 'NO'}"
                         f" | {'yes' if abs(finding.cost.estimate / got.slowdown - 1) <= 0.20 else 'no'} |")
             except Exception as exc:  # noqa: BLE001 - as above
                 text = f" {got.slowdown:.2f} | error: {type(exc).__name__}: {str(exc)[:120]} | - | - |"
             torch.cuda.empty_cache()
         print(where + text, flush=True)
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump(records, f, indent=1, default=str)
     print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, tilelang {tilelang.__version__}")
 
 
@@ -203,6 +213,7 @@ def main() -> int:
     parser.add_argument("--plan", metavar="OUT", help="no GPU: inspect the cases and write the plan")
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
     parser.add_argument("--measured", nargs="+", metavar="PATH", help="on a GPU: --measure PATH, checked by this harness")
+    parser.add_argument("--json", metavar="OUT", help="with --measured: also write each row's figures as JSON")
     parser.add_argument("--budget", type=float, default=600.0, help="--measure-budget for --measured (seconds)")
     options = parser.parse_args()
     if options.plan:
@@ -214,7 +225,7 @@ def main() -> int:
         print("gpu_findings: no CUDA device here; nothing measured (--plan inspects without one)")
         return 0
     if options.measured:
-        measured(options.measured, options.budget)
+        measured(options.measured, options.budget, options.json)
         return 0
     if not options.plan_file:
         parser.error("give the plan written by --plan")

@@ -21,6 +21,10 @@ from tl_inspect.model import KernelArtifact, Measured, Verdict
 MOVED_BYTES = 256 << 20  # each form's timed launches move at least this much (its buffers' bytes)
 MIN_LAUNCHES, MAX_LAUNCHES = 10, 2000  # a median needs some; a tiny kernel must not take minutes
 WARMUP = 3
+# GPU cycles queued before each timed launch (about 0.1 ms), more than the host takes to queue the flush, the
+# events and the launch: otherwise the start event fires while the launch is still on its way from the host,
+# and a kernel of a few microseconds is timed with the host's own overhead in it
+QUEUED_AHEAD_CYCLES = 200_000
 SEED = 0
 TOLERANCE = 2e-2  # fp16/bf16 sums a vector form reassociates differ in the last bits
 BUDGET_SPENT = "the run's measuring budget (--measure-budget) was spent before this kernel's turn"
@@ -164,16 +168,18 @@ def _outputs_agree(before: Form, after: Form, torch) -> bool:
 
 
 def _launch_times(form: Form, flush, torch) -> list:
-    """Milliseconds of each of enough single launches to move MOVED_BYTES, each after the L2 flush."""
+    """Milliseconds of each of enough single launches to move MOVED_BYTES, each after the L2 flush, each
+    launch queued behind a sleep and waited for before the next, so no launch waits on the host."""
     count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, math.ceil(MOVED_BYTES / max(form.bytes, 1))))
-    events = []
+    times = []
     for _ in range(count):
-        flush.zero_()  # the host queues the launch while this runs, so its own overhead is not timed
+        torch.cuda._sleep(QUEUED_AHEAD_CYCLES)
+        flush.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         form.launch()
         end.record()
-        events.append((start, end))
-    torch.cuda.synchronize()
-    return [start.elapsed_time(end) for start, end in events]
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return times
 
