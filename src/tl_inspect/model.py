@@ -109,13 +109,17 @@ class Cost:
     basis: str
     per_access: float | None = None  # the access's own slowdown, before weighing by its share of bytes
     launch_bytes: int | None = None  # what the launch moves, when known before run time
+    at_size: float | None = None  # the estimate for a launch of launch_bytes (the launch's own time counted)
+    at_size_limit: str = ""  # what keeps `at_size` under `estimate` (tl_inspect.analysis.cost.LAUNCH, WALK)
     measured: Measured | None = None  # after --measure
     unmeasured: str = ""  # after --measure, why this one was not measured
     table: CostTable | None = None  # the cost table the estimate comes from (None: the shipped H200 one)
 
     def as_dict(self) -> dict:
         return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
-                "launch_bytes": self.launch_bytes, **_measurement(self.measured, self.unmeasured)}
+                "launch_bytes": self.launch_bytes,
+                **({"estimate_at_size": self.at_size} if self.at_size is not None else {}),
+                **_measurement(self.measured, self.unmeasured)}
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,9 @@ class Access:
     share: float = 0.0  # its fraction of the kernel's global bytes
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)
     kernel_cost: float | None = None  # the kernel's slowdown from this access's cause instance
+    # the same at this launch's size, and what keeps it under kernel_cost there (cost.LAUNCH or cost.WALK)
+    kernel_cost_at_size: float | None = None
+    at_size_limit: str = ""
     proof: Proof | None = None
     measured: Measured | None = None  # after --measure: its proof's variant timed against the kernel, or
     unmeasured: str = ""  # why it was not

@@ -244,5 +244,55 @@ def kernel_slowdown(accesses, members, block_scale: float = 1.0, workload=None) 
     """What removing one cause would gain the kernel: its time as it is over its time with `members`
     (the accesses the one change fixes) at what they still cost once the cause is gone (measured on
     the rebuilt kernel where there is one)."""
-    after = {id(a): (min(a.cost or 1.0, a.cost_after or 1.0), MEMORY) for a in members}
-    return kernel_time(accesses, workload=workload) / kernel_time(accesses, after, block_scale, workload)
+    return kernel_time(accesses, workload=workload) / kernel_time(accesses, _fixed(members), block_scale, workload)
+
+
+def _fixed(members) -> dict:
+    return {id(a): (min(a.cost or 1.0, a.cost_after or 1.0), MEMORY) for a in members}
+
+
+LAUNCH, WALK = "launch", "walk"
+LONE_WALK_TERMS = ("lone_thread_walk", "lone_thread_vector_walk")
+ROW_WALK_TERMS = ("l1_bytes_per_wavefront", "vector_row_walk")
+
+
+def launch_ns(accesses, launch_bytes: int, replaced: dict | None = None, block_scale: float = 1.0,
+              workload=None, widened: dict | None = None) -> float:
+    """One launch moving `launch_bytes`, in ns: the launch's own time, then the busiest resource's or one
+    thread's walk, whichever is longer (`widened`: id(access) -> its bits once a change is made)."""
+    table = cost_table.active()
+    units = kernel_time(accesses, replaced, block_scale, workload)
+    return table["launch_ns"] + max(units * launch_bytes / table["full_speed_bytes_per_ns"],
+                                    walk_ns(accesses, widened))
+
+
+def walk_ns(accesses, widened: dict | None = None) -> float:
+    """The longest walk one thread makes, one load waiting for the last, which no number of blocks
+    shortens. A thread alone in its block: measured the same with scalar and float4 loads (64 to 2048
+    fp32 rows of 16384, one thread each: 0.30-0.33 ms and 0.29 ms). A thread walking its own row beside
+    others (lanes in lines of their own): per load, scalar or 16 bytes (bf16 rows of 256, 256 to 16384
+    rows: 20.5-21.9 us with scalar loads, 8.3-10.6 us with 16-byte ones)."""
+    table = cost_table.active()
+    widened = widened or {}
+    longest = 0.0
+    for a in accesses:
+        if a.cost_term in LONE_WALK_TERMS:
+            longest = max(longest, a.elements_per_thread * table["lone_thread_element_ns"])
+        elif a.cost_term in ROW_WALK_TERMS:
+            bits = widened.get(id(a), a.lanes * ir.dtype_bits(a.dtype))
+            loads = a.elements_per_thread * ir.dtype_bits(a.dtype) / bits
+            longest = max(longest, loads * table["walk_vector_load_ns" if bits >= 128 else "walk_load_ns"])
+    return longest
+
+
+def kernel_slowdown_at(launch_bytes: int, accesses, members, block_scale: float = 1.0,
+                       workload=None) -> tuple[float, str]:
+    """`kernel_slowdown` for a launch of `launch_bytes`, with what keeps it lower: LAUNCH (the launch's own
+    time counts against the little the launch moves) or WALK (a thread's walk, longer than the memory
+    traffic at this size)."""
+    before = launch_ns(accesses, launch_bytes, workload=workload)
+    widened = {id(a): a.proof.bits_after if a.proof is not None else a.max_bits or a.bits for a in members}
+    after = launch_ns(accesses, launch_bytes, _fixed(members), block_scale, workload, widened)
+    table = cost_table.active()
+    moving = kernel_time(accesses, workload=workload) * launch_bytes / table["full_speed_bytes_per_ns"]
+    return before / after, WALK if walk_ns(accesses) > moving else LAUNCH

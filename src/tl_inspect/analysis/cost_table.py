@@ -41,7 +41,10 @@ TERMS = {
     "block_floor_bytes": "bytes a thread block could move in the time the block itself takes",
     "float_ops_per_ns": "float operations per ns the GPU's cores sustain",
     "full_speed_bytes_per_ns": "bytes per ns a streaming kernel moves",
-    "launch_ns": "ns a launch takes before its bytes move",
+    "launch_ns": "ns a launch takes besides moving its bytes",
+    "lone_thread_element_ns": "ns a thread walking its row alone takes per element, however wide its loads",
+    "walk_load_ns": "ns a thread walking its own row beside others takes per narrow load, at any grid size",
+    "walk_vector_load_ns": "ns a thread walking its own row beside others takes per 16-byte load",
 }
 
 

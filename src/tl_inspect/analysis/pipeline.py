@@ -17,4 +17,6 @@ def analyse(artifact: KernelArtifact, rebuild=None) -> KernelArtifact:
     if rebuild is not None:
         accesses = proofs.prove(accesses, artifact.source, rebuild, load)
     artifact = replace(artifact, accesses=accesses)
-    return replace(artifact, ledger=ledger.account(artifact, load))
+    account = ledger.account(artifact, load)
+    moved = account.requested_bytes if account is not None else None
+    return replace(artifact, ledger=account, accesses=verdicts.priced_at_size(accesses, moved, load))

@@ -22,7 +22,7 @@ import re
 from tl_inspect.analysis import ledger
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import (
-    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown, lone_walk_cost)
+    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown, kernel_slowdown_at, lone_walk_cost)
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key, kind_of, root
@@ -77,6 +77,22 @@ def regroup(accesses, workload: Workload = Workload()) -> tuple:
                 a = dataclasses.replace(a, verdict=Verdict.CHEAP, group=None, reason="compute")
         out.append(a)
     return tuple(out)
+
+
+def priced_at_size(accesses, launch_bytes: int | None, workload: Workload = Workload()) -> tuple:
+    """Each cause instance's kernel-level slowdown again, for a launch of `launch_bytes` (the ledger's):
+    the launch's own time and a lone thread's walk count there, as they do on the GPU."""
+    if not launch_bytes:
+        return tuple(accesses)
+    groups: dict = {}
+    for a in accesses:
+        if a.group is not None and a.kernel_cost is not None:
+            groups.setdefault(a.group, []).append(a)
+    priced = {group: kernel_slowdown_at(launch_bytes, accesses, members, _block_scale(members[0].cause), workload)
+              for group, members in groups.items()}
+    return tuple(dataclasses.replace(a, kernel_cost_at_size=round(priced[a.group][0], 3),
+                                     at_size_limit=priced[a.group][1]) if a.group in priced else a
+                 for a in accesses)
 
 
 def _block_scale(cause: Cause) -> float:

@@ -32,6 +32,7 @@ class PricedAccess:
     cost_term: str
     share: float
     block_bytes: int
+    elements_per_thread: int
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Priced:
 
     @classmethod
     def of(cls, artifact, workload) -> Priced:
-        return cls(tuple(PricedAccess(a.cost, a.cost_bound, a.cost_term, a.share, a.block_bytes)
+        return cls(tuple(PricedAccess(a.cost, a.cost_bound, a.cost_term, a.share, a.block_bytes, a.elements_per_thread)
                          for a in artifact.accesses), workload)
 
 
@@ -69,16 +70,14 @@ class Timed:
 
 
 def predicted_ns(form: Priced, nbytes: int, base: CostTable, term: str, value: float) -> float:
-    """The model's time for `form` moving `nbytes` with the term at `value` (the rest as in `base`): its
-    busiest resource's, after the launch's own (which the estimates leave out: they are for launches
-    large enough that it does not count, and say so below `CostTable.launch_bytes`)."""
+    """The model's time for `form`'s launch moving `nbytes` with the term at `value` (the rest as in
+    `base`), as `cost.launch_ns` prices the estimates at a launch's own size."""
     scale = value / base[term]
     replaced = {id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
                 for a in form.accesses if a.cost_term == term and a.cost}
     table = base.with_term(term, value)
     with cost_table.using(table):
-        units = cost.kernel_time(form.accesses, replaced, workload=form.workload)
-    return units * nbytes / table["full_speed_bytes_per_ns"] + table["launch_ns"]
+        return cost.launch_ns(form.accesses, nbytes, replaced, workload=form.workload)
 
 
 def fit_case(timed: Timed, bad: Priced | None, good: Priced, base: CostTable) -> float | None:

@@ -375,8 +375,14 @@ def cases() -> list:
              None, add_npt(N1, 128, 8), TIME),
         Case("float_ops_per_ns", "fp16 N = 2^26 + 8, 8 per thread, 512 FMA rounds per element in registers",
              None, iterated_tile((1 << 26) + 8, 512), TIME),
-        Case("launch_ns", "fp16 add N = 2^20 + 1 vs 2^20 + 8, 8 per thread (6 MB a launch)",
-             add_npt((1 << 20) + 1, 128, 8), add_npt((1 << 20) + 8, 128, 8)),
+        # a launch of 1.5 MB: 0.36 us of its bytes at full speed, the rest the launch's own
+        Case("launch_ns", "fp16 add N = 2^18, 8 per thread (1.5 MB a launch)", None, add_npt(1 << 18, 128, 8), TIME),
+        # 256 rows on 132 SMs: each thread's walk, not the memory, sets the time
+        Case("lone_thread_element_ns", "fp32 rows of 16384, 256 rows, one thread per block",
+             None, row_lone_thread(256, 16384), TIME),
+        Case("walk_load_ns", "bf16 rows of 256, 1024 rows, a row per thread", None, row_walk(1024, 256), TIME),
+        Case("walk_vector_load_ns", "bf16 rows of 256, 1024 rows, a row per thread in 16-byte loads",
+             None, row_walk_vector(1024, 256), TIME),
     ] + [
         Case("held_narrow_loads_spilled" if block_m * 4096 // threads >= 128 else
              "held_narrow_loads" if block_m * 4096 // threads >= 32 else "narrow_coalesced",

@@ -4,6 +4,7 @@ one line per finding add its cost here, in one wording."""
 from __future__ import annotations
 
 from tl_inspect.analysis import cost_table
+from tl_inspect.analysis.cost import WALK
 from tl_inspect.analysis.cost_table import CostTable
 from tl_inspect.model import Access, Cost, Finding, Measured, Proof
 from tl_inspect.reports.common import byte_size
@@ -35,13 +36,16 @@ def measured_text(measured: Measured) -> str:
 
 
 def size_caveat(cost: Cost) -> str:
-    """", once it moves more than about 11 MB a launch: this one moves 12.0 KiB, which the launch's
-    2.5 us hides" for a launch too small for its loss to show; "" otherwise."""
-    table = cost_table.of(cost.table)
-    if cost.launch_bytes is None or cost.launch_bytes >= table.launch_bytes:
+    """", and 1.39x at this launch's size (6.0 MiB, which the launch's own 4 us partly hides)" where the
+    launch is too small for the whole loss to show; "" otherwise."""
+    if cost.at_size is None or cost.at_size >= 0.95 * cost.estimate:
         return ""
-    return (f", once it moves more than about {table.launch_bytes / 1e6:.0f} MB a launch: this one moves "
-            f"{byte_size(cost.launch_bytes)}, which the launch's {table['launch_ns'] / 1000:.3g} us hides")
+    table = cost_table.of(cost.table)
+    if cost.at_size_limit == WALK:
+        why = "where a thread walking its row alone takes about as long in either form"
+    else:
+        why = f"which the launch's own {table['launch_ns'] / 1000:.3g} us partly hides"
+    return f", and {cost.at_size:.2f}x at this launch's size ({byte_size(cost.launch_bytes)}, {why})"
 
 
 def headline(finding: Finding) -> str:

@@ -56,7 +56,9 @@ class VerdictRule(Rule):
                 line, CostlyAccess(emitted_text(alike), as_written(worst.cause, ctx.line_text)),
                 cuda_lines=cuda or None, expected_bits=worst.max_bits, emitted_bits=worst.bits,
                 cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike), per_access=worst.cost,
-                          launch_bytes=_launch_bytes(ctx.kernel), measured=worst.measured,
+                          launch_bytes=ctx.kernel.ledger.requested_bytes if ctx.kernel.ledger else None,
+                          at_size=worst.kernel_cost_at_size, at_size_limit=worst.at_size_limit,
+                          measured=worst.measured,
                           unmeasured=worst.unmeasured, table=ctx.kernel.cost_table),
                 proof=worst.proof,
             )
@@ -69,13 +71,6 @@ class VerdictRule(Rule):
                     and access.line is not None and (access.kernel_cost or 1.0) >= COSTLY):
                 by_line.setdefault(access.line, []).append(access)
         return by_line
-
-
-def _launch_bytes(kernel) -> int | None:
-    ledger = kernel.ledger
-    if ledger is None or ledger.read_bytes is None or ledger.written_bytes is None:
-        return None
-    return ledger.read_bytes + ledger.written_bytes
 
 
 def cost_basis(access: Access, alike: list) -> str:
