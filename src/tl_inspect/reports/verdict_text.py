@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tl_inspect.analysis import cost_table
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof
+from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import measured_clause, proof_summary
 from tl_inspect.sources import SourceFiles
 
@@ -78,4 +79,6 @@ def proof_lines(proof: Proof) -> list[str]:
 
 
 def cuda_change_lines(proof: Proof) -> list[str]:
-    return [f"          before: {proof.cuda_before.strip()}", f"          after:  {proof.cuda_after.strip()}"]
+    """The access's CUDA line before and after the change, cut to where they differ."""
+    before, after = differing_pair(proof.cuda_before, proof.cuda_after)
+    return [f"          before: {before}", f"          after:  {after}"]
