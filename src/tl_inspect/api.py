@@ -268,7 +268,7 @@ def _inspect_paths(target: str, settings, prove: bool, budget: str, table, facto
     readable = [job for job, t in zip(jobs, targets) if not t.error]
     inspected = iter(inspect_jobs(readable, workers=settings.jobs, max_memory=settings.max_memory,
                                   timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
-                                  use_cache=use_cache))
+                                  use_cache=use_cache, cache_max_mb=settings.config.cache_max_mb))
     return jobs, [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
 
 

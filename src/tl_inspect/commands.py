@@ -423,7 +423,7 @@ def _inspect(options: argparse.Namespace) -> int:
                     readable, workers=settings.jobs,
                     timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
                     max_memory=settings.max_memory, on_done=on_done,
-                    use_cache=not options.no_cache and not options.measure))
+                    use_cache=not options.no_cache and not options.measure, cache_max_mb=config.cache_max_mb))
     except NoGpu as exc:
         raise UsageError(str(exc)) from None
     files = [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
