@@ -98,7 +98,7 @@ def explain_view(kernel: KernelArtifact, sources: SourceFiles | None = None, fin
         return KernelExplain(title, (), (), f"could not be compiled: {kernel.error}")
     ledger = tuple(ledger_rows(kernel.ledger, kernel.arch)) if kernel.ledger is not None else ()
     groups, explained = [], set()
-    for members in _groups(kernel.accesses):
+    for members in by_change(narrow_accesses(kernel.accesses)):
         owned = _owned_findings(members, findings)
         explained.update(owned)
         groups.append(_group(kernel, members, sources, tuple(_fix_text(findings[i], sources) for i in owned)))
@@ -189,10 +189,10 @@ def narrow_accesses(accesses) -> list[Access]:
     return [a for a in accesses if a.verdict in EXPLAINED and (a.verdict != Verdict.CHEAP or a.cause is not None)]
 
 
-def _groups(accesses) -> list[list[Access]]:
+def by_change(accesses) -> list[list[Access]]:
     """Accesses one change would fix, together (the C store and the A and B loads of one statement)."""
     groups: dict = {}
-    for a in narrow_accesses(accesses):
+    for a in accesses:
         key = (a.line, a.group) if a.group is not None else (a.line, a.verdict, a.cause, a.reason)
         groups.setdefault(key, []).append(a)
     return list(groups.values())
