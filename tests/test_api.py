@@ -222,21 +222,8 @@ def test_report_html_folds_clean_kernels_and_keeps_ids_apart(kernels):
     assert not set(ids) & set(re.findall(r' id="([^"]+)"', both._repr_html_()))
 
 
-ODD_ADD = """
-import tilelang
-import tilelang.language as T
-
-
-@tilelang.jit
-def add(N, block=1024):
-    @T.prim_func
-    def main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16), C: T.Tensor((N,), T.float16)):
-        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
-            for i in T.Parallel(block):
-                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
-
-    return main
-
+# the API tests' kernels, with a module-level compile as TileLang's examples write them
+ODD_ADD = open(os.path.join(ROOT, "tests", "api", "kernels.py"), encoding="utf-8").read() + """
 
 add_4095 = add(4095)  # compiled at import: tilelang needs a default target
 """
@@ -259,7 +246,7 @@ def test_pytest_plugin_sets_the_target_and_names_the_failing_case(pytester):
     assert "No registered target detector" not in out
     result.stdout.fnmatch_lines([
         "E *AssertionError: 3 global accesses narrower than 128 bits in kernel add[[]N=4095[]] (odd_kernels.py:*), 1 cause:",
-        "E *  line 11: The C store and the A and B loads, 16-bit, up to 128-bit (costly): tilelang's bounds check *; "
+        "E *  line 13: The C store and the A and B loads, 16-bit, up to 128-bit (costly): tilelang's bounds check *; "
         "fix: pad the length to a multiple of 8 (4095 -> 4096)*"])
     # the traceback is the test's own frame: tl_inspect's are hidden
     assert "tl_inspect/testing.py" not in out and "def assert_vectorized" not in out

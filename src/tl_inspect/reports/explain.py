@@ -128,12 +128,7 @@ def _group_text(group: ExplainGroup) -> str:
     lines = [f"  {group.title}"] + ["  " + text for text in group.evidence]
     lines += [f"    {s.number}. {s.question:<{QUESTION_WIDTH}} {s.mark:<3}  {s.answer}" for s in group.steps]
     lines.append(f"    {group.outcome}")
-    if group.cost:
-        lines.append(f"    cost    {group.cost}")
-    if group.proof:
-        lines.append(f"    proof   {group.proof}")
-    if group.cuda_change is not None:
-        lines += ["  " + text for text in cuda_change_lines(group.cuda_change)]
+    lines += _cost_and_proof_lines(group.cost, group.proof, group.cuda_change)
     for fix in group.fixes:
         lines += _fix_lines(fix)
     return "\n".join(lines)
@@ -144,13 +139,17 @@ def _finding_text(finding: FindingExplain) -> str:
     if finding.why:
         lines += textwrap.wrap(finding.why, WHY_WIDTH, initial_indent="    why     ", subsequent_indent=" " * 12,
                                break_long_words=False, break_on_hyphens=False)
-    if finding.cost:
-        lines.append(f"    cost    {finding.cost}")
-    if finding.proof:
-        lines.append(f"    proof   {finding.proof}")
-    if finding.cuda_change is not None:
-        lines += ["  " + text for text in cuda_change_lines(finding.cuda_change)]
+    lines += _cost_and_proof_lines(finding.cost, finding.proof, finding.cuda_change)
     return "\n".join(lines + _fix_lines(finding.fix))
+
+
+def _cost_and_proof_lines(cost: str, proof: str, cuda_change: Proof | None) -> list[str]:
+    lines = [f"    cost    {cost}"] if cost else []
+    if proof:
+        lines.append(f"    proof   {proof}")
+    if cuda_change is not None:
+        lines += ["  " + text for text in cuda_change_lines(cuda_change)]
+    return lines
 
 
 def _fix_lines(fix: FixText) -> list[str]:
