@@ -137,3 +137,20 @@ def test_the_html_kernel_page_has_the_explain_panel(tmp_path):
     assert 'class="explain"' in text and ('<li class="step failed"><span class="question">Is the bounds check uniform '
                                           'inside the vector group?</span> <span class="mark">NO</span>') in text
     assert "*(uint4*)" in text
+
+
+def test_a_long_proof_line_is_cut_to_where_before_and_after_differ(capsys):
+    # the transposed store's index: the same head for 60 characters, then the lane's term moves
+    assert main(["explain", "fixtures/kernels/vec_transpose.py"]) == 0
+    explained = capsys.readouterr().out
+    assert main(["fixtures/kernels/vec_transpose.py", "--format", "full"]) == 1
+    full = capsys.readouterr().out
+    pairs = [(re.findall(r"^ +before: (.*)$", explained, re.M), re.findall(r"^ +after:  (.*)$", explained, re.M)),
+             (re.findall(r"^ +\|   before (.*)$", full, re.M), re.findall(r"^ +\|   after  (.*)$", full, re.M))]
+    for befores, afters in pairs:
+        assert befores and len(befores) == len(afters)
+        for before, after in zip(befores, afters):
+            assert before.startswith("…") and after.startswith("…"), (before, after)
+            # `…`, at least 16 shared characters of context (back to a name's start), then what differs
+            assert 1 + 16 <= len(os.path.commonprefix([before, after])) <= 40, (before, after)
+            assert len(before) <= 142 and len(after) <= 142

@@ -26,11 +26,14 @@ def differing_pair(before: str, after: str, width: int = WIDTH) -> tuple[str, st
 
 
 def _token_start(line: str, index: int) -> int:
-    """`index` moved back to the start of the identifier or number it falls in, never cutting a name."""
-    while index > 0 and (line[index - 1].isalnum() or line[index - 1] == "_") and (line[index].isalnum()
-                                                                                  or line[index] == "_"):
+    """`index` moved back to the start of the name it falls in (`blockIdx.x` is one), never cutting it."""
+    while index > 0 and _in_name(line[index - 1]) and _in_name(line[index]):
         index -= 1
     return index
+
+
+def _in_name(char: str) -> bool:
+    return char.isalnum() or char in "_."
 
 
 def _window(line: str, start: int, changed_end: int, width: int) -> str:
