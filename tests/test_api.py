@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, import_api_kernels
 
 import tl_inspect
+from tl_inspect.reports.phrases import headline
 from tl_inspect.testing import assert_no_findings, assert_vectorized
 
 pytest_plugins = ["pytester"]
@@ -102,26 +103,24 @@ def test_wrong_calls_name_what_is_missing(kernels):
 
 
 VECTORIZED_FAILURE = """\
-1 global access narrower than 128 bits:
-the C store in kernel main is 16-bit (up to 128-bit possible): verdict costly
-  at      tests/api/kernels.py:13
-  python    13 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
-  cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
-  cause   tail-guard
-  cost    7.83x per access, 2.61x for the kernel on an H200 (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (fp16 add with a tail guard))
-  proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
-          before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
-          after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
-  finding TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own.
-  fix     pad the length to a multiple of 8 (2047 -> 2048), or split the loop into an aligned body and a separate tail"""
+1 global access narrower than 128 bits in kernel main (tests/api/kernels.py:10), 1 cause:
+  line 13: The C store, 16-bit, up to 128-bit (costly): tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own; fix: pad the length to a multiple of 8 (2047 -> 2048), or split the loop into an aligned body and a separate tail
+`tl-inspect explain tests/api/kernels.py` shows each one's evidence, cost and proof"""
 
 
 def test_assert_vectorized_fails_with_the_verdict(kernels):
     with pytest.raises(AssertionError) as failure:
         assert_vectorized(kernels.add.get_tir(N=2047), buffers="C")
     assert str(failure.value) == VECTORIZED_FAILURE
-    with pytest.raises(AssertionError, match="^3 global accesses narrower than 128 bits:"):
+    with pytest.raises(AssertionError) as failure:
         assert_vectorized(kernels.add.get_tir(N=2047))
+    # the three accesses one padding would widen are one cause: one line
+    assert str(failure.value).splitlines()[:2] == [
+        "3 global accesses narrower than 128 bits in kernel main (tests/api/kernels.py:10), 1 cause:",
+        "  line 13: The C store and the A and B loads, 16-bit, up to 128-bit (costly): tilelang's bounds check "
+        "`bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), "
+        "so each element is checked and moved on its own; fix: pad the length to a multiple of 8 (2047 -> 2048), "
+        "or split the loop into an aligned body and a separate tail"]
     # 16-bit scalars are what the same kernel is asked for at min_bits=16
     assert_vectorized(kernels.add.get_tir(N=2047), min_bits=16)
 
@@ -136,22 +135,15 @@ def test_assert_vectorized_passes_full_and_inherent_accesses(kernels):
         assert_vectorized(report, buffers=["Q", "X"])
 
 
-NO_FINDINGS_FAILURE = """\
-1 finding:
-tests/api/kernels.py:13: TLV002 [lane-dependent-predicate] The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B apart: tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), so each element is checked and moved on its own.
-  python    13 | C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
-  cuda      21 | C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
-  cost    2.61x for the kernel on an H200 (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (fp16 add with a tail guard); these accesses move 100% of the kernel's global bytes)
-  proof   rebuilt with the length 2047 padded to 2048 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
-          before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
-          after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
-  fix     pad the length to a multiple of 8 (2047 -> 2048), or split the loop into an aligned body and a separate tail"""
-
-
 def test_assert_no_findings_fails_with_the_finding(kernels):
     with pytest.raises(AssertionError) as failure:
         assert_no_findings(kernels.add.get_tir(N=2047))
-    assert str(failure.value) == NO_FINDINGS_FAILURE
+    [finding] = tl_inspect.inspect(kernels.add.get_tir(N=2047)).findings
+    assert str(failure.value).splitlines() == [
+        "1 finding in kernel main (tests/api/kernels.py:10):",
+        f"  line 13: TLV002 [lane-dependent-predicate] {headline(finding)} Fix: pad the length to a multiple of 8 "
+        "(2047 -> 2048), or split the loop into an aligned body and a separate tail",
+        "`tl-inspect explain tests/api/kernels.py` shows each one's evidence, cost and proof"]
     assert_no_findings(kernels.add.get_tir(N=2047), select="scalarized-load")
     assert_no_findings(kernels.add.get_tir(N=2048))
 
@@ -175,9 +167,8 @@ def test_pytest_plugin_fixture_and_option(pytester):
     # the plugin comes from the installed package's pytest11 entry point, as in a user's project
     result = pytester.runpytest_subprocess("--tl-inspect-arch", "sm_80")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*3 global accesses narrower than 128 bits:",
-                                 "*the Out store in kernel axpy_ragged is 16-bit (up to 128-bit possible): "
-                                 "verdict costly"])
+    result.stdout.fnmatch_lines(["*3 global accesses narrower than 128 bits in kernel axpy_ragged (*), 1 cause:",
+                                 "*line 21: The Out store and the X and Y loads, 16-bit, up to 128-bit (costly): *"])
 
 
 def test_plugin_is_registered_and_the_package_typed():
@@ -229,3 +220,34 @@ def test_report_html_folds_clean_kernels_and_keeps_ids_apart(kernels):
     assert len(ids) == len(set(ids)) and "py-13" not in ids
     # a second output in the same notebook gets ids of its own
     assert not set(ids) & set(re.findall(r' id="([^"]+)"', both._repr_html_()))
+
+
+# the API tests' kernels, with a module-level compile as TileLang's examples write them
+ODD_ADD = open(os.path.join(ROOT, "tests", "api", "kernels.py"), encoding="utf-8").read() + """
+
+add_4095 = add(4095)  # compiled at import: tilelang needs a default target
+"""
+
+
+def test_pytest_plugin_sets_the_target_and_names_the_failing_case(pytester):
+    pytester.makepyfile(odd_kernels=ODD_ADD, test_odd=r"""
+        import pytest
+
+        from odd_kernels import add
+        from tl_inspect.testing import assert_vectorized
+
+        @pytest.mark.parametrize("n", [4096, 4095])
+        def test_add(n):
+            assert_vectorized(add, N=n)
+    """)
+    result = pytester.runpytest_subprocess("--tl-inspect-arch", "sm_90", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "No registered target detector" not in out
+    result.stdout.fnmatch_lines([
+        "E *AssertionError: 3 global accesses narrower than 128 bits in kernel add[[]N=4095[]] (odd_kernels.py:*), 1 cause:",
+        "E *  line 13: The C store and the A and B loads, 16-bit, up to 128-bit (costly): tilelang's bounds check *; "
+        "fix: pad the length to a multiple of 8 (4095 -> 4096)*"])
+    # the traceback is the test's own frame: tl_inspect's are hidden
+    assert "tl_inspect/testing.py" not in out and "def assert_vectorized" not in out
+    assert pytester.runpytest_subprocess("--tl-inspect-arch", "80").ret == pytest.ExitCode.USAGE_ERROR

@@ -63,3 +63,70 @@ def test_clean_removes_the_results_and_keeps_the_cost_tables(tmp_path):
     assert done.returncode == 0
     assert done.stdout == f"tl-inspect: removed 1 cached result ({size / 1024:.1f} KiB) from {tmp_path / 'cache'}\n"
     assert table.exists() and not cached()
+
+
+KERNEL = "src/tl_inspect/rules/missing_clear/bad_row_sum_tiles.py"
+
+
+def _cli(tmp_path):
+    import os
+
+    from conftest import run_cli
+
+    env = {**os.environ, "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+    return lambda *args: run_cli(*args, "--format", "json", cwd=tmp_path, env=env)
+
+
+def _entries(tmp_path) -> list:
+    return sorted((tmp_path / "cache").glob("*.pickle"))
+
+
+def test_one_entry_per_file_however_its_path_is_spelt(tmp_path):
+    import json
+    import os
+
+    from conftest import ROOT
+
+    shutil.copyfile(os.path.join(ROOT, KERNEL), tmp_path / "row_sum.py")
+    (tmp_path / "link.py").symlink_to(tmp_path / "row_sum.py")
+    tl_inspect = _cli(tmp_path)
+    spellings = ["row_sum.py", "./row_sum.py", str(tmp_path / "row_sum.py"), "link.py"]
+    for number, spelling in enumerate(spellings):
+        proc = tl_inspect(spelling)
+        assert proc.returncode == 1, proc.stderr  # the missing-clear finding
+        document = json.loads(proc.stdout)
+        assert document["files"][0]["cached"] is (number > 0), spelling
+        # a cached result reads as this run spelt the path, not as the run that stored it
+        assert document["files"][0]["path"] == spelling
+        assert {f["file"] for k in document["kernels"] for f in k["findings"]} == {spelling}
+    assert len(_entries(tmp_path)) == 1
+
+
+def test_the_least_recently_used_entries_go_once_the_cache_outgrows_its_bound(tmp_path):
+    import json
+    import os
+    import time
+
+    from conftest import ROOT
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tl-inspect]\ncache-max-mb = 1\n")
+    for name in ("first.py", "second.py"):
+        shutil.copyfile(os.path.join(ROOT, KERNEL), tmp_path / name)
+    tl_inspect = _cli(tmp_path)
+    tl_inspect("first.py")
+    [first] = _entries(tmp_path)
+    now = time.time()
+    os.utime(first, (now - 3000, now - 3000))
+    # two entries of other files, sized so that the bound holds once the older one is gone
+    limit, size = 1 << 20, first.stat().st_size
+    older, newer = tmp_path / "cache" / "older.pickle", tmp_path / "cache" / "newer.pickle"
+    for filler, age in ((older, 2000), (newer, 500)):
+        filler.write_bytes(b"\0" * (3 * (limit - 2 * size) // 4))
+        os.utime(filler, (now - age, now - age))
+    # a hit is a use: first.py's entry becomes the most recently used of the three
+    assert json.loads(tl_inspect("first.py").stdout)["files"][0]["cached"]
+    assert older.exists()  # a run that stores nothing evicts nothing
+    tl_inspect("second.py")
+    remaining = _entries(tmp_path)
+    assert older not in remaining and newer in remaining and first in remaining and len(remaining) == 3
+    assert sum(path.stat().st_size for path in remaining) <= limit

@@ -237,6 +237,21 @@ def test_documented_workflows_validate_and_name_real_flags(tmp_path, header, sch
     assert "pip install -e . tl-inspect" not in documented(header)
 
 
+def test_documented_installs_pin_the_release_tag_and_name_no_placeholder():
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        tag = "v" + tomllib.load(f)["project"]["version"]
+    text = open(CI_DOC, encoding="utf-8").read()
+    assert "YOUR-" not in text
+    # every install of tl-inspect and the pre-commit pin name the tag the lead creates for this version
+    installs = re.findall(r'"git\+\$TL_INSPECT_GIT@([^"]+)"', text)
+    assert len(installs) == 4 and set(installs) == {tag}
+    assert yaml.safe_load(documented(".pre-commit-config.yaml"))["repos"][0]["rev"] == tag
+
+
 def test_documented_pre_commit_config_gates_real_commits(tmp_path):
     # tl-inspect's repository as pre-commit sees it: the hook manifest, committed and tagged
     hooks = Repo(tmp_path / "tl-inspect")

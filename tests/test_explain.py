@@ -12,8 +12,10 @@ from tl_inspect.cli import main
 from tl_inspect.rules.lane_dependent_predicate import LaneDependentPredicate
 
 @pytest.fixture(autouse=True)
-def at_root(monkeypatch):
+def at_root(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
+    # explain reads and fills the result cache: each test starts from an empty one of its own
+    monkeypatch.setenv("TL_INSPECT_CACHE_DIR", str(tmp_path / "cache"))
 
 
 # the rule's first BAD example: an fp16 add over N = 2047
@@ -38,8 +40,9 @@ add_2047  add_2047.py:6
     stopped at step 2.
     cost    7.83x per access on an H200; 2.61x for the whole kernel (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (fp16 add with a tail guard))
     proof   rebuilt with add called with N=2048 instead of 2047 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
-            before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)]);
+            before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B…
             after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
+    fix     pad the length to a multiple of 8 (2047 -> 2048), or split the loop into an aligned body and a separate tail
 
 """
 
@@ -51,6 +54,39 @@ def test_explain_stops_at_the_predicate_and_shows_uint4_return(tmp_path, monkeyp
     assert main(["explain", "add_2047.py"]) == 0
     assert capsys.readouterr().out == ADD_2047_CHAIN
 
+
+
+MISSING_CLEAR = "src/tl_inspect/rules/missing_clear/bad_row_sum_tiles.py"
+
+
+def test_explain_shows_a_finding_outside_the_chain_with_its_fix_and_reads_the_cache(monkeypatch, capsys):
+    assert main(["explain", MISSING_CLEAR]) == 0
+    first = capsys.readouterr().out
+    finding = first[first.index("  TLV004 [missing-clear] line 13: "):]
+    assert "    python    13 | T.reduce_sum(x, s, dim=1, clear=False)" in finding
+    assert "    evidence CUDA: float s[1];" in finding
+    assert "    why     Fragments and locals are registers:" in finding
+    assert "    fix     Initialise `s` before the first `T.reduce_sum(..., clear=False)`" in finding
+
+    from tl_inspect.inspector import pool
+
+    def lowering():
+        raise AssertionError("explain compiled a file whose result is cached")
+
+    # the second explain of the unchanged file is the cache's: no worker process is even started
+    monkeypatch.setattr(pool, "take_zygote", lowering)
+    assert main(["explain", MISSING_CLEAR]) == 0
+    assert capsys.readouterr().out == first
+
+
+def test_explain_show_fixes_prints_the_verified_diff(capsys):
+    assert main(["explain", "--show-fixes", MISSING_CLEAR]) == 0
+    out = capsys.readouterr().out
+    fix = out[out.index("    fix     Initialise `s`"):]
+    assert fix.splitlines()[1:5] == ["            safe fix, verified: apply it with --fix",
+                                     "            @@ -10,2 +10,3 @@",
+                                     "                     s = T.alloc_fragment((BLOCK_M,), T.float32)",
+                                     "            +        T.clear(s)"]
 
 
 def test_each_kind_of_cause_stops_at_its_own_step(capsys):
@@ -101,3 +137,20 @@ def test_the_html_kernel_page_has_the_explain_panel(tmp_path):
     assert 'class="explain"' in text and ('<li class="step failed"><span class="question">Is the bounds check uniform '
                                           'inside the vector group?</span> <span class="mark">NO</span>') in text
     assert "*(uint4*)" in text
+
+
+def test_a_long_proof_line_is_cut_to_where_before_and_after_differ(capsys):
+    # the transposed store's index: the same head for 60 characters, then the lane's term moves
+    assert main(["explain", "fixtures/kernels/vec_transpose.py"]) == 0
+    explained = capsys.readouterr().out
+    assert main(["fixtures/kernels/vec_transpose.py", "--format", "full"]) == 1
+    full = capsys.readouterr().out
+    pairs = [(re.findall(r"^ +before: (.*)$", explained, re.M), re.findall(r"^ +after:  (.*)$", explained, re.M)),
+             (re.findall(r"^ +\|   before (.*)$", full, re.M), re.findall(r"^ +\|   after  (.*)$", full, re.M))]
+    for befores, afters in pairs:
+        assert befores and len(befores) == len(afters)
+        for before, after in zip(befores, afters):
+            assert before.startswith("…") and after.startswith("…"), (before, after)
+            # `…`, at least 16 shared characters of context (back to a name's start), then what differs
+            assert 1 + 16 <= len(os.path.commonprefix([before, after])) <= 40, (before, after)
+            assert len(before) <= 142 and len(after) <= 142

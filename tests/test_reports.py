@@ -129,7 +129,7 @@ def test_concise_is_one_line_per_finding_or_failure(report_run):
     assert summary == FILES_SUMMARY
     pattern = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<rest>.+)$")
     assert all(pattern.match(line) for line in lines), lines
-    assert "tests/data/report_kernels.py:15:17: TLV001 [scalarized-load] C, A and B are accessed 16 bits at " \
+    assert "tests/data/report_kernels.py:15:17: TLV001 [scalarized-load] add_2047: C, A and B are accessed 16 bits at " \
            "a time where 128-bit accesses were possible Estimated 2.93x slower for the whole kernel on an H200 " \
            "(lanes 16 B apart, 2.93x per access)." in lines
     assert len(lines) == len(report_run.findings) + 2  # the broken kernel and the broken file
@@ -188,7 +188,7 @@ def test_github_line_by_line(report_run):
     for f in report_run.findings:
         level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
         props = {"file": f.file, "line": str(f.line), "endLine": str(f.end_line or f.line), "col": str(f.col),
-                 "title": f"{f.rule} {f.slug}"}
+                 "title": f"{f.rule} {f.slug} in {f.kernel}"}
         expected.append((level, props, f"{headline(f)}\nfix: {f.fix}"))
     assert parsed[:len(expected)] == expected
     assert parsed[len(expected):] == [

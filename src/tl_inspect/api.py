@@ -205,7 +205,8 @@ class Report:
 
 
 def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measure: bool = False,
-            measure_budget: float = 60.0, gpu: str | None = None, fixes: bool = False, **factory_args) -> Report:
+            measure_budget: float = 60.0, gpu: str | None = None, fixes: bool = False, cache: bool = False,
+            **factory_args) -> Report:
     """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,
     prefixes or slugs; default: the configuration's selection, else every rule on by default).
 
@@ -217,7 +218,9 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
     seconds (`Cost.measured`); without such a GPU it raises `tl_inspect.inspector.device.NoGpu`. `gpu` names
     the GPU whose cost table prices the estimates (default: the one `tl-inspect calibrate` fitted for a GPU
     here, else the shipped H200 one). `fixes=True` verifies each finding's fix by inspecting a fixed copy of
-    its file (`Finding.autofix`: verified, or why it is refused), as `tl-inspect --show-fixes` does."""
+    its file (`Finding.autofix`: verified, or why it is refused), as `tl-inspect --show-fixes` does. `cache=True`
+reuses and stores a path's results in tl-inspect's result cache, as the command line does (never while
+measuring)."""
     from tl_inspect.checking import all_rules, check_files
     from tl_inspect.config import find_config, load_config, resolve_settings
     from tl_inspect.deepstack import call_on_deep_stack
@@ -232,7 +235,8 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
     table = settings.cost_table()
     with measuring(settings.arch, measure_budget if measure else None) as budget:
         if isinstance(obj, (str, os.PathLike)):
-            jobs, files = _inspect_paths(os.fspath(obj), settings, prove, budget, table, factory_args)
+            jobs, files = _inspect_paths(os.fspath(obj), settings, prove, budget, table, factory_args,
+                                         use_cache=cache and not measure)
         else:
             jobs, files = _inspect_object(obj, settings.arch, prove, budget, table, factory_args)
     texts = SourceFiles()
@@ -250,7 +254,7 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
                             rules=settings.rules, cost_table=table), inputs=(tuple(jobs), settings, rules))
 
 
-def _inspect_paths(target: str, settings, prove: bool, budget: str, table, factory_args: dict):
+def _inspect_paths(target: str, settings, prove: bool, budget: str, table, factory_args: dict, use_cache: bool):
     """A file, `FILE.py::name` or a directory (its files that import tilelang), in worker processes."""
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs, parse_targets
     from tl_inspect.inspector.device import measure_timeout
@@ -263,7 +267,8 @@ def _inspect_paths(target: str, settings, prove: bool, budget: str, table, facto
                 cases=settings.config.cases_for(t.path), measure_budget=budget, cost_table=table) for t in targets]
     readable = [job for job, t in zip(jobs, targets) if not t.error]
     inspected = iter(inspect_jobs(readable, workers=settings.jobs, max_memory=settings.max_memory,
-                                  timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget)))
+                                  timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
+                                  use_cache=use_cache, cache_max_mb=settings.config.cache_max_mb))
     return jobs, [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
 
 

@@ -244,7 +244,8 @@ def _explain_rule(name: str) -> int:
 
 
 def _explain(argv: list[str]) -> int:
-    """`tl-inspect explain FILE[::kernel]`: the decision chain of every narrow or costly access."""
+    """`tl-inspect explain FILE[::kernel]`: the decision chain of every narrow or costly access, then every
+    other finding with its evidence, reason and fix; results come from the cache as a plain run's do."""
     from tl_inspect.api import inspect
     from tl_inspect.inspector import TargetError
     from tl_inspect.reports.explain import explain_kernel
@@ -253,11 +254,15 @@ def _explain(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tl-inspect explain",
         description="Why each narrow or costly global access lost its width: the decision chain step by "
-                    "step with this access's answers, and the proof (its CUDA before and after the change).")
+                    "step with this access's answers, the proof (its CUDA before and after the change) and the "
+                    "fix; then every other finding with its evidence, why it matters and its fix.")
     parser.add_argument("paths", nargs="+", metavar="FILE[::KERNEL]")
     parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"CUDA target arch (default {DEFAULT_ARCH})")
     parser.add_argument("-a", "--arg", action="append", default=[], metavar="NAME=VALUE",
                         help="argument for a FILE.py::factory target (repeatable)")
+    parser.add_argument("--show-fixes", action="store_true",
+                        help="verify each finding's automatic fix (one more compile per fix) and show its diff")
+    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store inspection results")
     options = parser.parse_args(argv)
     args = parse_args_option(options.arg)
     if args and not any("::" in path for path in options.paths):
@@ -266,7 +271,8 @@ def _explain(argv: list[str]) -> int:
     failed = False
     for path in options.paths:
         try:
-            report = inspect(path, arch=options.arch, **(args if "::" in path else {}))
+            report = inspect(path, arch=options.arch, fixes=options.show_fixes, cache=not options.no_cache,
+                             **(args if "::" in path else {}))
         except TargetError as exc:
             raise UsageError(str(exc)) from None
         for file in report.run.files:
@@ -274,7 +280,7 @@ def _explain(argv: list[str]) -> int:
                 print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)
         failed = failed or bool(report.errors)
         for kernel in report:
-            print(explain_kernel(kernel.artifact, sources), end="\n\n")
+            print(explain_kernel(kernel.artifact, sources, kernel.findings), end="\n\n")
     return EXIT_ERROR if failed else EXIT_CLEAN
 
 
@@ -417,7 +423,7 @@ def _inspect(options: argparse.Namespace) -> int:
                     readable, workers=settings.jobs,
                     timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
                     max_memory=settings.max_memory, on_done=on_done,
-                    use_cache=not options.no_cache and not options.measure))
+                    use_cache=not options.no_cache and not options.measure, cache_max_mb=config.cache_max_mb))
     except NoGpu as exc:
         raise UsageError(str(exc)) from None
     files = [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]

@@ -20,6 +20,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib
 
+from tl_inspect.inspector.cache import DEFAULT_MAX_MB
 from tl_inspect.model import SEVERITIES
 from tl_inspect.selection import SelectionError, check_selectors, matches, parse_list, select_rules
 from tl_inspect.sources import read_bounded
@@ -27,7 +28,7 @@ from tl_inspect.sweep import expand_cases, shown
 
 SECTION = "tl-inspect"
 KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "gpu", "timeout", "max-memory", "jobs",
-        "fail-on", "cases", "infer-cases", "max-inferred-cases")
+        "fail-on", "cases", "infer-cases", "max-inferred-cases", "cache-max-mb")
 DEFAULT_ARCH = "sm_90"
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
 
@@ -55,6 +56,7 @@ class Config:
     cases: dict = field(default_factory=dict)  # (real path, factory) -> [kwargs, ...]
     infer_cases: bool = True  # cases of factories from the file's own calls (docs/discovery.md)
     max_inferred_cases: int = 16  # per factory
+    cache_max_mb: int = DEFAULT_MAX_MB  # the result cache's bound
 
     def ignored_for(self, path: str) -> list[str]:
         """Selectors that `per-file-ignores` removes for `path`."""
@@ -152,7 +154,8 @@ def load_config(path: str | None, all_rules: list) -> Config:
         fail_on=value("fail-on", check_fail_on),
         cases=value("cases", lambda raw: _cases(raw, root)) or {},
         **{name: checked for name, checked in (("infer_cases", value("infer-cases", check_bool)),
-                                               ("max_inferred_cases", value("max-inferred-cases", check_count)))
+                                               ("max_inferred_cases", value("max-inferred-cases", check_count)),
+                                               ("cache_max_mb", value("cache-max-mb", check_count)))
            if checked is not None},
     )
 

@@ -1,5 +1,9 @@
 """The pytest plugin (entry point `pytest11`): a `--tl-inspect-arch` option and the `tl_inspect_report`
-fixture, which inspects a kernel for that arch and keeps each file's report for the whole session."""
+fixture, which inspects a kernel for that arch and keeps each file's report for the whole session.
+
+Without a GPU of that arch, the arch is also tilelang's default target in the test process and kernels
+compiled there skip nvcc, as a worker of the command line sets them: a kernel module that compiles at
+import (`k = add(4095)`) imports under pytest as it does under `tl-inspect`."""
 
 from __future__ import annotations
 
@@ -8,11 +12,22 @@ import os
 import pytest
 
 from tl_inspect.api import Report, inspect
+from tl_inspect.config import DEFAULT_ARCH, ConfigError, check_arch
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--tl-inspect-arch", default="sm_90",
-                     help="CUDA arch tl-inspect compiles kernels for (default sm_90); no GPU is needed")
+    parser.addoption("--tl-inspect-arch", default=DEFAULT_ARCH,
+                     help=f"CUDA arch tl-inspect compiles kernels for (default {DEFAULT_ARCH}); no GPU is needed")
+
+
+def pytest_configure(config) -> None:
+    from tl_inspect.inspector import hooks
+
+    try:
+        arch = check_arch(config.getoption("--tl-inspect-arch"))
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--tl-inspect-arch: {exc}") from None
+    hooks.use_arch(arch)
 
 
 @pytest.fixture(scope="session")

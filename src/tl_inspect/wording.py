@@ -4,7 +4,7 @@ accesses of a statement, and an index as the user's line writes it. Plain string
 from __future__ import annotations
 
 # words whose plural is not the word plus "s"
-PLURALS = {"info": "info", "access": "accesses"}
+PLURALS = {"info": "info", "access": "accesses", "global access": "global accesses"}
 
 
 def plural(count, word: str) -> str:

@@ -1,11 +1,12 @@
 """Reuse the inspection of a file whose code has not changed (`--no-cache` turns this off).
 
-An entry is found by the job (the file and the options) and the versions of tilelang and of the
-tl-inspect code that made it; it is used only while every input the worker recorded as it
+An entry is found by the job (the file's real path, however it was spelt, and the options) and the
+versions of tilelang and of the tl-inspect code that made it; it is used only while every input the worker recorded as it
 read it (`inputs`: the user's Python sources, other files opened, environment variables read) is unchanged.
 Only clean results whose every input could be hashed are stored, so an error is always reproduced by
 a fresh compile. Each entry starts with the SHA-256 of the rest: an entry garbled on disk is dropped and
-recomputed, never a traceback.
+recomputed, never a traceback. The folder is kept under `cache-max-mb` (default DEFAULT_MAX_MB): after a
+run stores entries, the least recently used ones are removed until the rest fit.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tl_inspect.model import FileResult
 from tl_inspect.sources import read_bounded
 
 MAX_ENTRY_BYTES = 256 << 20
+DEFAULT_MAX_MB = 512  # entries are 70-250 KB: some thousands of files
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -55,9 +57,9 @@ def _code_fingerprint() -> bytes:
 
 
 def _entry_path(job: Job) -> str:
+    # `x.py`, `./x.py`, `$PWD/x.py` and a symlink to it are one file: one entry
     digest = hashlib.sha256(_code_fingerprint())
-    digest.update(repr(sorted(asdict(job).items())).encode())
-    digest.update(os.path.abspath(job.path).encode())
+    digest.update(repr(sorted(asdict(replace(job, path=os.path.realpath(job.path))).items())).encode())
     return os.path.join(cache_dir(), digest.hexdigest() + ".pickle")
 
 
@@ -84,7 +86,17 @@ def load(job: Job) -> FileResult | None:
         with contextlib.suppress(OSError):
             os.remove(path)
         return None
-    return replace(result, cached=True) if inputs.unchanged(result.dependencies) else None
+    if not inputs.unchanged(result.dependencies):
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # its last use, which eviction goes by (access times are often not kept)
+    return _spelt_as(replace(result, cached=True), job.path)
+
+
+def _spelt_as(result: FileResult, path: str) -> FileResult:
+    """The result with the file's path as this run gave it, not as the run that stored it did."""
+    kernels = tuple(replace(k, file=path) if k.file == result.path else k for k in result.kernels)
+    return replace(result, path=path, kernels=kernels)
 
 
 def store(job: Job, result: FileResult) -> None:
@@ -107,6 +119,22 @@ def store(job: Job, result: FileResult) -> None:
         if temporary:
             with contextlib.suppress(OSError):
                 os.remove(temporary)
+
+
+def evict(max_bytes: int) -> None:
+    """Remove the least recently used entries until the rest take at most `max_bytes`."""
+    entries = []
+    for path in glob.glob(os.path.join(cache_dir(), "*.pickle")):
+        with contextlib.suppress(OSError):  # removed by a concurrent run
+            stat = os.stat(path)
+            entries.append((stat.st_mtime, stat.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= max_bytes:
+            break
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        total -= size
 
 
 def clean() -> tuple[int, int]:

@@ -27,16 +27,21 @@ def cuda_target(arch: str) -> dict:
 
 
 def install(arch: str, run_nvcc: bool) -> None:
-    """The job's arch becomes the default target of the user's code and its import-time compiles skip
-    nvcc, unless a device of that arch is here: then the user's file compiles and runs its kernels as in
-    plain Python (tl-inspect lowers each kernel for the job's arch itself)."""
+    """A worker's adjustments: the job's arch as the default target, and macros' statements at their call sites."""
+    use_arch(arch, run_nvcc)
+    _attribute_macro_spans_to_call_site()
+
+
+def use_arch(arch: str, run_nvcc: bool = False) -> None:
+    """`arch` becomes the default target of the user's code and its import-time compiles skip nvcc,
+    unless a device of that arch is here: then the user's file compiles and runs its kernels as in
+    plain Python (tl-inspect lowers each kernel for the arch itself). The pytest plugin does the same."""
     if not _kernels_can_run(arch):
         os.environ["TILELANG_DEFAULT_TARGET"] = json.dumps(cuda_target(arch))
         tilelang.env.TILELANG_DEFAULT_TARGET = cuda_target(arch)
         _map_bare_cuda_target(arch)
         if not run_nvcc:
             _skip_nvcc()
-    _attribute_macro_spans_to_call_site()
 
 
 def _kernels_can_run(arch: str) -> bool:

@@ -66,11 +66,11 @@ class _Running:
 
 def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
                  max_memory: int | None = None, on_done: Callable[[FileResult], None] | None = None,
-                 use_cache: bool = False) -> list[FileResult]:
+                 use_cache: bool = False, cache_max_mb: int = cache.DEFAULT_MAX_MB) -> list[FileResult]:
     """Run every job, return their results in the order of `jobs`.
 
     `workers` 0 means one per CPU; `max_memory` (MiB per worker) None means the machine's memory
-    divided by the workers."""
+    divided by the workers; `cache_max_mb` bounds the result cache when `use_cache` stores results."""
     results: list[FileResult | None] = [cache.load(job) if use_cache else None for job in jobs]
     for result in results:
         if result is not None and on_done:
@@ -86,6 +86,8 @@ def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIM
         results[index] = fresh[index]
         if use_cache:
             cache.store(jobs[index], fresh[index])
+    if use_cache and todo:
+        cache.evict(cache_max_mb << 20)
     return results
 
 

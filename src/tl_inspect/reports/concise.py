@@ -1,4 +1,5 @@
-"""`--format concise`: one line per finding, `path:line:col: CODE [slug] message`, for grep and editors.
+"""`--format concise`: one line per finding, `path:line:col: CODE [slug] kernel: message`, for grep and
+editors; the kernel (or factory case, `add[N=4095]`) tells apart the cases of one factory on one line.
 
 Files and kernels that could not be inspected get a line of the same `path:line:col:` shape, so an
 editor's error list shows them too."""
@@ -26,7 +27,8 @@ def write_concise(run: RunResult, out: TextIO) -> None:
                 out.write(f"{printable(k.file)}:{k.error_line or k.line or 1}:1: error: kernel "
                           f"{printable(k.name)} could not be compiled: {one_line(k.error or 'unknown error')}\n")
             for f in report.findings:
-                out.write(f"{printable(f.file)}:{f.line}:{f.col}: {f.rule} [{f.slug}] {one_line(headline(f))}\n")
+                out.write(f"{printable(f.file)}:{f.line}:{f.col}: {f.rule} [{f.slug}] {printable(f.kernel)}: "
+                          f"{one_line(headline(f))}\n")
     summary = run_summary(run)
     for path, line in summary.needing_cases:
         out.write(f"{printable(path)}:1:1: note: no call of its factories could be inferred; add {line}\n")

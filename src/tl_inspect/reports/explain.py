@@ -3,8 +3,10 @@
 Each narrower-than-possible access walks the chain (is the index contiguous in the lane? is the bounds
 check uniform inside the vector group? does a cast cap the lanes? does the store index advance? does
 each thread get a vector's worth of elements?) with this access's answer at each step, stops at the
-step its cause fails, then shows the proof: the access's CUDA before and after the one change.
-Everything here is read off the access's verdict, cause and proof; the chain decides nothing.
+step its cause fails, then shows the proof: the access's CUDA before and after the one change, and the
+fix of the finding the owning rule made of it. Every other finding of the kernel (a missing clear, a
+padded denominator, a bank conflict, an idle GPU...) follows with its evidence, why it matters and its
+fix. Everything here is read off the verdicts, causes, proofs and findings; the chain decides nothing.
 
 `explain_view` builds the chain once as plain data (`KernelExplain`); the terminal prints it with
 `explain_text`, the HTML page renders it with a template.
@@ -12,13 +14,16 @@ Everything here is read off the access's verdict, cause and proof; the chain dec
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from tl_inspect.causes import CHAIN, as_written, kind_of, root
+from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.ir import dtype_bits
-from tl_inspect.model import Access, KernelArtifact, Proof, Verdict
+from tl_inspect.model import Access, Finding, KernelArtifact, Proof, Verdict
 from tl_inspect.reports.common import ledger_rows
-from tl_inspect.reports.phrases import access_cost_text, proof_summary
+from tl_inspect.reports.phrases import access_cost_text, cost_sentence, proof_summary
+from tl_inspect.rules.base import find_rule, owner_of
 from tl_inspect.reports.verdict_text import cuda_change_lines, evidence_lines
 from tl_inspect.sources import SourceFiles
 from tl_inspect.wording import accesses_text, byte_count, written_in
@@ -27,6 +32,8 @@ QUESTION_WIDTH = max(len(question) for _, question in CHAIN)
 # verdicts of accesses narrower or costlier than their pattern allows
 EXPLAINED = (Verdict.COSTLY, Verdict.UNPROVEN, Verdict.UNEXPLAINED, Verdict.CHEAP)
 UNPROVEN = "none: no kernel rebuilt without this cause moved the access wider or closer"
+MAX_EVIDENCE_LINES = 4
+WHY_WIDTH = 100  # the rule's reason, wrapped between words: it runs to several hundred characters
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,26 @@ class ExplainGroup:
     cost: str  # "" when the access has no cost
     proof: str  # "rebuilt with ...: 16 -> 128 bits, ...", why there is none, or ""
     cuda_change: Proof | None  # the access's CUDA line before and after the change
+    fixes: tuple = ()  # FixText of the findings the owning rule made of these accesses
+
+
+@dataclass(frozen=True)
+class FixText:
+    fix: str  # the finding's fix title
+    autofix: tuple = ()  # its judged automatic fix: the note, then the diff lines when verified
+
+
+@dataclass(frozen=True)
+class FindingExplain:
+    """A finding no chain explains: what it is, where, the generated lines that show it, why it matters."""
+
+    title: str  # "TLV004 [missing-clear] line 13: The accumulator ..."
+    evidence: tuple  # the Python line, the first CUDA lines, then the finding's own evidence
+    why: str  # the rule's reason, wrapped
+    cost: str
+    proof: str
+    cuda_change: Proof | None
+    fix: FixText
 
 
 @dataclass(frozen=True)
@@ -57,24 +84,31 @@ class KernelExplain:
     title: str  # "add_2047  add_2047.py:6"
     ledger: tuple  # (label, value) rows
     groups: tuple
-    note: str  # the whole answer when there are no groups: a compile error, or every access is fine
+    note: str  # when there are no groups: a compile error, or every access is fine
+    findings: tuple = ()  # FindingExplain of the findings no group explains
 
 
-def explain_view(kernel: KernelArtifact, sources: SourceFiles | None = None) -> KernelExplain:
-    """The chain for every access of `kernel` that is narrower or costlier than it could be."""
+def explain_view(kernel: KernelArtifact, sources: SourceFiles | None = None, findings: tuple = ()) -> KernelExplain:
+    """The chain for every access of `kernel` that is narrower or costlier than it could be, each with the
+    fix of its finding among `findings` (the kernel's), then the findings no chain explains."""
     sources = sources or SourceFiles()
     where = f"{kernel.file}:{kernel.line}" if kernel.line else kernel.file
     title = f"{kernel.name}  {where}"
     if kernel.status != "ok":
         return KernelExplain(title, (), (), f"could not be compiled: {kernel.error}")
     ledger = tuple(ledger_rows(kernel.ledger, kernel.arch)) if kernel.ledger is not None else ()
-    groups = tuple(_group(kernel, members, sources) for members in _groups(kernel.accesses))
+    groups, explained = [], set()
+    for members in by_change(narrow_accesses(kernel.accesses)):
+        owned = _owned_findings(members, findings)
+        explained.update(owned)
+        groups.append(_group(kernel, members, sources, tuple(_fix_text(findings[i], sources) for i in owned)))
+    rest = tuple(_finding(kernel, f, sources) for i, f in enumerate(findings) if i not in explained)
     note = "" if groups else "every global access is as wide as its pattern allows, or cannot be wider"
-    return KernelExplain(title, ledger, groups, note)
+    return KernelExplain(title, ledger, tuple(groups), note, rest)
 
 
-def explain_kernel(kernel: KernelArtifact, sources: SourceFiles | None = None) -> str:
-    return explain_text(explain_view(kernel, sources))
+def explain_kernel(kernel: KernelArtifact, sources: SourceFiles | None = None, findings=()) -> str:
+    return explain_text(explain_view(kernel, sources, findings))
 
 
 def explain_text(view: KernelExplain) -> str:
@@ -85,21 +119,68 @@ def explain_text(view: KernelExplain) -> str:
     else:
         head = view.title
     if view.note:
-        return f"{head}\n  {view.note}"
-    return "\n\n".join([head] + [_group_text(group) for group in view.groups])
+        head = f"{head}\n  {view.note}"
+    return "\n\n".join([head] + [_group_text(group) for group in view.groups]
+                       + [_finding_text(finding) for finding in view.findings])
 
 
 def _group_text(group: ExplainGroup) -> str:
     lines = [f"  {group.title}"] + ["  " + text for text in group.evidence]
     lines += [f"    {s.number}. {s.question:<{QUESTION_WIDTH}} {s.mark:<3}  {s.answer}" for s in group.steps]
     lines.append(f"    {group.outcome}")
-    if group.cost:
-        lines.append(f"    cost    {group.cost}")
-    if group.proof:
-        lines.append(f"    proof   {group.proof}")
-    if group.cuda_change is not None:
-        lines += ["  " + text for text in cuda_change_lines(group.cuda_change)]
+    lines += _cost_and_proof_lines(group.cost, group.proof, group.cuda_change)
+    for fix in group.fixes:
+        lines += _fix_lines(fix)
     return "\n".join(lines)
+
+
+def _finding_text(finding: FindingExplain) -> str:
+    lines = [f"  {finding.title}"] + ["  " + text for text in finding.evidence]
+    if finding.why:
+        lines += textwrap.wrap(finding.why, WHY_WIDTH, initial_indent="    why     ", subsequent_indent=" " * 12,
+                               break_long_words=False, break_on_hyphens=False)
+    lines += _cost_and_proof_lines(finding.cost, finding.proof, finding.cuda_change)
+    return "\n".join(lines + _fix_lines(finding.fix))
+
+
+def _cost_and_proof_lines(cost: str, proof: str, cuda_change: Proof | None) -> list[str]:
+    lines = [f"    cost    {cost}"] if cost else []
+    if proof:
+        lines.append(f"    proof   {proof}")
+    if cuda_change is not None:
+        lines += ["  " + text for text in cuda_change_lines(cuda_change)]
+    return lines
+
+
+def _fix_lines(fix: FixText) -> list[str]:
+    return [f"    fix     {fix.fix}"] + [f"            {line}" for line in fix.autofix]
+
+
+def _fix_text(finding: Finding, sources: SourceFiles) -> FixText:
+    autofix = finding.autofix
+    if autofix is None or not autofix.judged:
+        return FixText(finding.fix)
+    diff = fix_diff(autofix, finding.file, sources.text(finding.file)).splitlines() if autofix.verified else []
+    return FixText(finding.fix, (fix_note(autofix), *diff))
+
+
+def _owned_findings(members: list[Access], findings) -> list[int]:
+    """The indices in `findings` of those the rule owning these accesses' cause made of them, on their line."""
+    kinds = {root(a.cause).kind for a in members if a.cause is not None}
+    owners = {owner.slug for owner in map(owner_of, kinds) if owner is not None}
+    lines = {a.line for a in members}
+    return [i for i, f in enumerate(findings) if f.slug in owners and f.line in lines]
+
+
+def _finding(kernel: KernelArtifact, finding: Finding, sources: SourceFiles) -> FindingExplain:
+    rule = find_rule(finding.rule)
+    evidence = evidence_lines(kernel, finding.line, finding.cuda_lines, sources)[1:]
+    evidence += [f"  evidence {line.strip()}" for line in finding.evidence[:MAX_EVIDENCE_LINES]]
+    return FindingExplain(
+        title=f"{finding.rule} [{finding.slug}] line {finding.line}: {finding.message}", evidence=tuple(evidence),
+        why=rule.why() if rule is not None else "", cost=cost_sentence(finding.cost) if finding.cost else "",
+        proof=proof_summary(finding.proof) if finding.proof else "", cuda_change=finding.proof,
+        fix=_fix_text(finding, sources))
 
 
 def narrow_accesses(accesses) -> list[Access]:
@@ -107,16 +188,16 @@ def narrow_accesses(accesses) -> list[Access]:
     return [a for a in accesses if a.verdict in EXPLAINED and (a.verdict != Verdict.CHEAP or a.cause is not None)]
 
 
-def _groups(accesses) -> list[list[Access]]:
+def by_change(accesses) -> list[list[Access]]:
     """Accesses one change would fix, together (the C store and the A and B loads of one statement)."""
     groups: dict = {}
-    for a in narrow_accesses(accesses):
+    for a in accesses:
         key = (a.line, a.group) if a.group is not None else (a.line, a.verdict, a.cause, a.reason)
         groups.setdefault(key, []).append(a)
     return list(groups.values())
 
 
-def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles) -> ExplainGroup:
+def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles, fixes: tuple) -> ExplainGroup:
     # the access whose proof is shown: one that has a proof, a store before a load
     access = min(members, key=lambda a: (a.proof is None, a.kind != "store"))
     title = (f"{accesses_text(members)}, line {access.line}: {access.bits}-bit"
@@ -132,7 +213,8 @@ def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles) 
     return ExplainGroup(
         title=title, evidence=tuple(evidence_lines(kernel, access.line, access.cuda_lines, sources)[1:]),
         steps=tuple(steps), outcome=f"stopped at step {len(steps)}." if failed else _unfailed(access),
-        line=access.line, cost=access_cost_text(access, kernel.cost_table), proof=_proof(access), cuda_change=access.proof)
+        line=access.line, cost=access_cost_text(access, kernel.cost_table), proof=_proof(access), cuda_change=access.proof,
+        fixes=fixes)
 
 
 def _proof(access: Access) -> str:

@@ -1,6 +1,7 @@
 """`--format github`: GitHub Actions workflow commands, one annotation per line.
 
-`::error file=F,line=L,endLine=E,col=C,title=T::message`; the encoding is the runner's own (actions/
+`::error file=F,line=L,endLine=E,col=C,title=T::message`, the title `CODE slug in KERNEL` so that the
+cases of one factory annotating one line are told apart; the encoding is the runner's own (actions/
 toolkit `command.ts`): `%`, CR and LF in the message, and also `:` and `,` in property values."""
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def write_github(run: RunResult, out: TextIO) -> None:
                 out.write(annotation(
                     COMMAND.get(f.severity, "warning"), f"{headline(f)}\nfix: {f.fix}",
                     file=path(f.file), line=f.line, endLine=f.end_line or f.line, col=f.col,
-                    title=f"{f.rule} {f.slug}",
+                    title=f"{f.rule} {f.slug} in {f.kernel}",
                 ) + "\n")
     summary = run_summary(run)
     for file, line in summary.needing_cases:

@@ -17,6 +17,7 @@ from tl_inspect.inspector.errors import printable
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import file_groups, ledger_short, run_summary, severity_counts
+from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import headline
 from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.sources import SourceFiles
@@ -135,9 +136,10 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
         text.append("proof: ", "bold cyan")
         text.append(f"rebuilt with {f.proof.change}, the access goes from {f.proof.bits_before} to "
                     f"{f.proof.bits_after} bits, lanes {f.proof.stride_before} B -> {f.proof.stride_after} B apart\n")
-        for label, line in (("before", f.proof.cuda_before), ("after ", f.proof.cuda_after)):
+        before, after = differing_pair(f.proof.cuda_before, f.proof.cuda_after, MAX_CUDA_WIDTH)
+        for label, line, colour in (("before", before, "red"), ("after ", after, "green")):
             text.append(bar + f"   {label} ", GUTTER)
-            text.append(_clip(line) + "\n", "magenta")
+            text.append(line + "\n", colour)
     text.append(note, GUTTER)
     text.append("fix: ", "bold green")
     text.append(f.fix + "\n")  # a blank line after each finding

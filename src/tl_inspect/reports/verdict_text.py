@@ -1,62 +1,45 @@
-"""Plain-text renderings of one access verdict and of one finding, with their evidence: the Python
-line, the CUDA lines, the cause, the cost and the proof. The pytest assertions fail with these and
-`tl-inspect explain` prints them; both only render fields the inspector and the rules filled in."""
+"""Plain-text renderings of access verdicts and findings: the one line a failing pytest assertion gives
+each cause or finding, and the evidence lines (the Python line, the CUDA lines) and proof lines
+`tl-inspect explain` prints. Both only render fields the inspector and the rules filled in."""
 
 from __future__ import annotations
 
-from tl_inspect.analysis import cost_table
+from tl_inspect.causes import as_written, kind_of
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof
-from tl_inspect.reports.phrases import measured_clause, proof_summary
+from tl_inspect.reports.difference import differing_pair
+from tl_inspect.reports.phrases import headline
 from tl_inspect.sources import SourceFiles
+from tl_inspect.wording import accesses_text
 
 MAX_CUDA_LINES = 3
 
 
-def access_name(access: Access) -> str:
-    """"the C store", "the A load (cp.async)"."""
-    via = f" ({access.via})" if access.via else ""
-    return f"the {access.buffer} {access.kind}{via}"
+def kernel_title(kernel: KernelArtifact) -> str:
+    """"kernel add[N=4095] (kernels.py:6)": the case's name, so a parametrized test says which one failed."""
+    where = f"{kernel.file}:{kernel.line}" if kernel.line else kernel.file
+    return f"kernel {kernel.name} ({where})"
 
 
-def access_text(kernel: KernelArtifact, access: Access, findings=(), sources: SourceFiles | None = None) -> str:
-    """What a failing vectorization assertion prints for one access: its width against the widest
-    allowed, where it is in both languages, its verdict, cause, cost and proof, and the finding a rule
-    made of it."""
-    sources = sources or SourceFiles()
-    width = f"{access.bits}-bit" + (f" (up to {access.max_bits}-bit possible)" if access.max_bits else "")
-    lines = [f"{access_name(access)} in kernel {kernel.name} is {width}: verdict {access.verdict}"]
-    lines += evidence_lines(kernel, access.line, access.cuda_lines, sources)
+def cause_line(kernel: KernelArtifact, accesses: list[Access], findings, sources: SourceFiles) -> str:
+    """One line for the accesses one change would widen: where, how wide, why, and the fix of the
+    finding a rule made of them (else the cause's own)."""
+    access = min(accesses, key=lambda a: a.kind != "store")
+    width = f"{access.bits}-bit" + (f", up to {access.max_bits}-bit" if access.max_bits else "")
+    fix = None
     if access.cause is not None:
-        lines.append(f"  cause   {access.cause.kind}" + (f" ({access.reason})" if access.reason else ""))
-    elif access.reason:
-        lines.append(f"  reason  {access.reason}")
-    if access.cost is not None:
-        kernel_cost = f", {access.kernel_cost:.2f}x for the kernel" if access.kernel_cost else ""
-        lines.append(f"  cost    {access.cost:.2f}x per access{kernel_cost} {cost_table.of(kernel.cost_table).on_gpu} "
-                     f"({access.cost_basis})"
-                     f"{measured_clause(access.measured, access.unmeasured)}")
-    if access.proof is not None:
-        lines += proof_lines(access.proof)
-    for finding in findings:
-        if finding.line == access.line and finding.kernel == kernel.name:
-            lines.append(f"  finding {finding.rule} [{finding.slug}] {finding.message}")
-            lines.append(f"  fix     {finding.fix}")
-    return "\n".join(lines)
+        cause = as_written(access.cause, lambda line: sources.line(kernel.file, line))
+        why, fix = kind_of(cause).because(cause), kind_of(cause).fix(cause)
+    else:
+        why = f"no known cause ({access.reason})" if access.reason else "no known cause"
+    finding = next((f for f in findings if f.line == access.line and access.line is not None), None)
+    fix = finding.fix if finding is not None else fix
+    where = f"line {access.line}" if access.line else "no Python line"
+    return f"  {where}: {accesses_text(accesses)}, {width} ({access.verdict}): {why}" + (f"; fix: {fix}" if fix else "")
 
 
-def finding_text(kernel: KernelArtifact, finding: Finding, sources: SourceFiles | None = None) -> str:
-    """A finding as a failing `assert_no_findings` prints it."""
-    sources = sources or SourceFiles()
-    lines = [f"{finding.file}:{finding.line}: {finding.rule} [{finding.slug}] {finding.message}"]
-    lines += evidence_lines(kernel, finding.line, finding.cuda_lines, sources)[1:]
-    if finding.cost is not None:
-        lines.append(f"  cost    {finding.cost.estimate:.2f}x for the kernel {cost_table.of(finding.cost.table).on_gpu} "
-                     f"({finding.cost.basis})"
-                     f"{measured_clause(finding.cost.measured, finding.cost.unmeasured)}")
-    if finding.proof is not None:
-        lines += proof_lines(finding.proof)
-    lines.append(f"  fix     {finding.fix}")
-    return "\n".join(lines)
+def finding_line(finding: Finding) -> str:
+    """A finding on one line, its cost and fix included."""
+    return f"  line {finding.line}: {finding.rule} [{finding.slug}] {headline(finding)} Fix: {finding.fix}"
 
 
 def evidence_lines(kernel: KernelArtifact, line: int | None, cuda_lines, sources: SourceFiles) -> list[str]:
@@ -73,9 +56,7 @@ def evidence_lines(kernel: KernelArtifact, line: int | None, cuda_lines, sources
     return out
 
 
-def proof_lines(proof: Proof) -> list[str]:
-    return [f"  proof   {proof_summary(proof)}", *cuda_change_lines(proof)]
-
-
 def cuda_change_lines(proof: Proof) -> list[str]:
-    return [f"          before: {proof.cuda_before.strip()}", f"          after:  {proof.cuda_after.strip()}"]
+    """The access's CUDA line before and after the change, cut to where they differ."""
+    before, after = differing_pair(proof.cuda_before, proof.cuda_after)
+    return [f"          before: {before}", f"          after:  {after}"]

@@ -195,6 +195,13 @@ class Rule:
         return doc.split("\n", 1)[1].strip() if "\n" in doc else ""
 
     @classmethod
+    def why(cls) -> str:
+        """The first paragraph under the page's `Why is this slow/wrong?` heading, on one line (up to a code
+        block or a table, which a terminal line cannot show)."""
+        match = re.search(r"^## Why[^\n]*\n+(.+?)(?:\n\n|\n```|\n\||\Z)", cls.documentation(), re.S | re.M)
+        return " ".join(match.group(1).split()) if match else ""
+
+    @classmethod
     def examples(cls) -> list[RuleExample]:
         """The `bad_*.py` and `good_*.py` files of the rule's folder, BAD first, each group by name."""
         folder = os.path.dirname(sys.modules[cls.__module__].__file__)
