@@ -36,21 +36,26 @@ def highlighted_lines(lines: list[str], language: str) -> tuple[Markup, ...]:
     spans lines (a docstring, a block comment) is closed at each line's end and reopened on the next."""
     # stripnl off: pygments would otherwise drop leading blank lines and shift every line number
     lexer = LEXERS[language](stripnl=False, ensurenl=False)
-    rendered, pieces = [], []
+    rendered, pieces, indent = [], [], ""
     for ttype, value in lexer.get_tokens("\n".join(lines)):
         css = _token_class(ttype)
         for n, text in enumerate(value.split("\n")):
             if n:
-                rendered.append(_line_markup(pieces))
-                pieces = []
+                rendered.append(_line_markup(pieces or [("", indent)]))
+                pieces, indent = [], ""
             if not text:
                 continue
-            # a space between two tokens of one class joins them in one span
-            if pieces and (pieces[-1][0] == css or text.isspace()):
+            if not pieces and text.isspace():
+                # a line's indentation goes into its first token: an HTML parser that rewrites the
+                # page (BeautifulSoup in nbconvert's HTML export) collapses a text node of only spaces
+                indent += text
+            elif pieces and (pieces[-1][0] == css or text.isspace()):
+                # a space between two tokens of one class joins them in one span
                 pieces[-1] = (pieces[-1][0], pieces[-1][1] + text)
             else:
-                pieces.append((css, text))
-    rendered.append(_line_markup(pieces))
+                pieces.append((css, indent + text))
+                indent = ""
+    rendered.append(_line_markup(pieces or [("", indent)]))
     if len(rendered) != len(lines):  # a lexer that ate or added a line break: plain text keeps the numbering
         return tuple(Markup(escape(line)) for line in lines)
     return tuple(rendered)
