@@ -497,6 +497,8 @@ def test_html_draws_thread_grids(report_run):
     add = next(p for p in site.kernels if p.name == "add_2047")
     assert (add.layouts[0].grid.rows, add.layouts[0].grid.cols) == (16, 64)  # 1-D 1024 wrapped
     # 1-D: the corner is the first 512 elements, 32 per row, 4 threads of 8 to a row
+    titles = [title for title, _, _ in add.layouts[0].grid.paths]
+    assert titles[8] == "thread 8 (warp 0, lane 8), first element [64]"  # 8 elements each, from row 1 on
     assert (add.layouts[0].corner.rows, add.layouts[0].corner.cols) == (16, 32)
     assert [text for _, _, text in add.layouts[0].corner.labels[:5]] == ["0", "1", "2", "3", "4"]
 

@@ -87,8 +87,12 @@ def warp_colour(thread: int) -> str:
     return f"hsl({_hue(thread // WARP)}, 60%, {30 + 1.5 * (thread % WARP):.1f}%)"
 
 
-def _element(shape: tuple, y: int, x: int, wrap: int) -> str:
-    return f"[{y * wrap + x}]" if len(shape) == 1 else f"[{y}, {x}]"
+def _element(shape: tuple, y: int, x: int, wrap: int | None) -> str:
+    """The element at cell (y, x) in the fragment's own indices; `wrap`: the row length a fragment of
+    one row was re-drawn at (None: drawn as it is)."""
+    if wrap is None:
+        return f"[{y}, {x}]" if len(shape) == 2 else f"[{x}]"
+    return f"[{y * wrap + x}]" if len(shape) == 1 else f"[0, {y * wrap + x}]"
 
 
 def _draw(grid: list, colour, title, caption: str, *, legend: tuple = (), numbered: bool = False) -> GridView:
@@ -113,7 +117,7 @@ def _draw(grid: list, colour, title, caption: str, *, legend: tuple = (), number
     paths = tuple((title(thread, *first[thread]), colour(thread), "".join(parts))
                   for thread, parts in sorted(cells.items()))
     return GridView(width=cols * cell, height=len(grid) * cell, rows=len(grid), cols=cols, paths=paths,
-                    caption=caption, legend=legend, labels=tuple(labels), font_size=min(10, cell - 6))
+                    caption=caption, legend=legend, labels=tuple(labels), font_size=min(10, cell - 4))
 
 
 def thread_grid_views(layout: Layout) -> tuple[GridView | None, GridView | None]:
@@ -123,7 +127,7 @@ def thread_grid_views(layout: Layout) -> tuple[GridView | None, GridView | None]
         return None, None
     shape = layout.input_shape
     flat = grid[0] if len(grid) == 1 else None
-    wrap = len(grid[0])
+    wrap = None
     caption = f"{_shape(shape)} elements"
     if flat and len(flat) > GRID_WRAP:
         wrap = GRID_WRAP
@@ -133,7 +137,7 @@ def thread_grid_views(layout: Layout) -> tuple[GridView | None, GridView | None]
     if len(threads) < SUMMARY_THREADS:
         return _draw(grid, thread_colour, lambda t, y, x: f"thread {t}", f"{caption}, coloured by owning thread"), None
 
-    def title(wrapped_at: int):
+    def title(wrapped_at: int | None):
         return lambda t, y, x: (f"thread {t} (warp {t // WARP}, lane {t % WARP}), first element "
                                 f"{_element(shape, y, x, wrapped_at)}")
 
