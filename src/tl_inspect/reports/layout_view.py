@@ -35,7 +35,7 @@ class GridView:
     height: int
     rows: int
     cols: int
-    paths: tuple  # (title, colour, svg path data): one path per thread keeps a 64x64 grid small
+    paths: tuple  # (title or "", colour, svg path data): one path per thread keeps a 64x64 grid small
     caption: str
     legend: tuple = ()  # Swatch
     labels: tuple = ()  # (x, y, text): thread numbers, at the centre of each run of a thread
@@ -97,7 +97,8 @@ def _element(shape: tuple, y: int, x: int, wrap: int | None) -> str:
 
 def _draw(grid: list, colour, title, caption: str, *, legend: tuple = (), numbered: bool = False) -> GridView:
     """One path per thread, coloured `colour(thread)` and titled `title(thread, y, x)` at its first
-    cell; `numbered` writes each run's thread into it where the cells are large enough."""
+    cell (no title where `title` is None); `numbered` writes each run's thread into it where the cells
+    are large enough."""
     cols = max(len(row) for row in grid)
     cell = max(3, min(16, GRID_MAX_WIDTH // cols, GRID_MAX_HEIGHT // len(grid)))
     cells: dict[int, list[str]] = {}
@@ -114,7 +115,7 @@ def _draw(grid: list, colour, title, caption: str, *, legend: tuple = (), number
             if numbered and cell >= LABEL_MIN_CELL:
                 labels.append((x + width // 2, y * cell + cell // 2, str(thread)))
             x += width
-    paths = tuple((title(thread, *first[thread]), colour(thread), "".join(parts))
+    paths = tuple((title(thread, *first[thread]) if title else "", colour(thread), "".join(parts))
                   for thread, parts in sorted(cells.items()))
     return GridView(width=cols * cell, height=len(grid) * cell, rows=len(grid), cols=cols, paths=paths,
                     caption=caption, legend=legend, labels=tuple(labels), font_size=min(10, cell - 4))
@@ -137,23 +138,22 @@ def thread_grid_views(layout: Layout) -> tuple[GridView | None, GridView | None]
     if len(threads) < SUMMARY_THREADS:
         return _draw(grid, thread_colour, lambda t, y, x: f"thread {t}", f"{caption}, coloured by owning thread"), None
 
-    def title(wrapped_at: int | None):
-        return lambda t, y, x: (f"thread {t} (warp {t // WARP}, lane {t % WARP}), first element "
-                                f"{_element(shape, y, x, wrapped_at)}")
-
     warps = sorted({t // WARP for t in threads})
     legend = tuple(Swatch(f"hsl({_hue(w)}, 60%, 50%)", f"warp {w}: threads {w * WARP}–{w * WARP + WARP - 1}")
                    for w in warps) + (Swatch("linear-gradient(90deg, hsl(0, 0%, 30%), hsl(0, 0%, 76%))",
                                              "lane 0 → lane 31 within each warp"),)
-    warp_map = _draw(grid, warp_colour, title(wrap), f"{caption} of {len(threads)} threads, coloured by warp",
-                     legend=legend)
+    warp_map = _draw(grid, warp_colour,
+                     lambda t, y, x: (f"thread {t} (warp {t // WARP}, lane {t % WARP}), first element "
+                                      f"{_element(shape, y, x, wrap)}"),
+                     f"{caption} of {len(threads)} threads, coloured by warp", legend=legend)
     # the corner, where each thread's run is wide enough to carry its number: a 1-D fragment is
     # re-wrapped ZOOM_COLS per row, so its first threads sit one under the other
     corner = ([flat[i:i + ZOOM_COLS] for i in range(0, min(len(flat), ZOOM_ROWS * ZOOM_COLS), ZOOM_COLS)]
               if flat else [row[:ZOOM_COLS] for row in grid[:ZOOM_ROWS]])
     corner_part = (f"the first {sum(len(row) for row in corner)} elements, {ZOOM_COLS} per row," if flat
                    else f"the top-left {_shape((len(corner), len(corner[0])))} elements")
-    zoomed = _draw(corner, lambda t: thread_colour(t % WARP), title(ZOOM_COLS if flat else wrap),
+    # untitled: the numbers are written in, and the map's titles give each thread's warp and lane
+    zoomed = _draw(corner, lambda t: thread_colour(t % WARP), None,
                    f"{corner_part} enlarged, each run of a thread numbered with it and coloured by its lane "
                    f"(the same colour in every warp)", numbered=True)
     return warp_map, zoomed
