@@ -94,6 +94,10 @@ def test_a_cell_kernel_renders_left_aligned_with_its_source_under_jupyterlab_css
     assert style("tr.finding > td[colspan]", "textAlign") == "left"
     assert style("table.access-table td", "textAlign") == "left"
     assert style("table.source.py td.code", "whiteSpace") == "pre"
+    # the highlighted lines keep their indentation through nbconvert's rewriting of the page
+    store = output.locator(f"tr[id$='py-{STORE_LINE}'] td.code").inner_text()
+    assert store == "                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]"
+    assert output.locator(f"tr[id$='py-{STORE_LINE - 1}'] td.code .k").first.inner_text().strip() == "for"
     assert style("table.source.py tr", "backgroundColor") == "rgba(0, 0, 0, 0)"
     # the CUDA line number and its Python-line marker stay apart, not drawn as one number
     number, marker = (output.locator("table.source.cu td.num").first.bounding_box(),

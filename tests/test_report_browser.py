@@ -196,3 +196,85 @@ def test_notebook_fragment_shows_the_finding_its_proof_and_the_access_table(tmp_
     assert page.evaluate("getComputedStyle(document.body).fontFamily") == "serif"
     assert page.evaluate("getComputedStyle(document.getElementById('cell')).color") == "rgb(1, 2, 3)"
 
+
+
+def test_the_cuda_pane_opens_at_the_first_finding_and_follows_each_opened_one(report_run, tmp_path, page, monkeypatch):
+    page.set_viewport_size({"width": 1400, "height": 420})  # short enough that the CUDA pane scrolls
+    open_add_2047(report_run, tmp_path, page, monkeypatch)
+    pane_scroll = "document.getElementById('cu-pane').scrollTop"
+    in_pane = """id => { const row = document.getElementById(id).getBoundingClientRect();
+                         const pane = document.getElementById('cu-pane').getBoundingClientRect();
+                         return row.top >= pane.top && row.bottom <= pane.bottom; }"""
+    # first load: finding 1 (line 14, its guard on CUDA line 20) is marked, its CUDA line scrolled to and
+    # marked, and the focus left where it was, so j still starts at finding 1
+    assert "current" in classes(page, "#finding-1")
+    assert "hl" in classes(page, "#cu-20") and "hl" not in classes(page, "#cu-19")
+    assert page.evaluate(pane_scroll) > 0 and page.evaluate(in_pane, "cu-20")
+    assert page.evaluate("document.activeElement === document.body")
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.id") == "finding-1"
+    # a finding opened by its link: its CUDA lines, wherever the pane was
+    page.evaluate("document.getElementById('cu-pane').scrollTop = 0")
+    page.goto(page.url.split("#")[0] + "#finding-2")
+    page.reload()
+    assert "current" in classes(page, "#finding-2")
+    assert all("hl" in classes(page, f"#cu-{n}") for n in (19, 20, 21))
+    assert page.evaluate(pane_scroll) > 0 and page.evaluate(in_pane, "cu-19")
+    page.screenshot(path=str(tmp_path / "cuda-pane.png"))
+
+
+def test_source_is_highlighted_in_the_report_and_in_the_notebook_fragment(report_run, tmp_path, page, monkeypatch):
+    open_add_2047(report_run, tmp_path, page, monkeypatch)
+    colour = "sel => getComputedStyle(document.querySelector(sel)).color"
+    keyword, plain = page.evaluate(colour, "#py-14 td.code .k"), page.evaluate(colour, "#py-14 td.code")
+    assert keyword != plain and page.locator("#py-14 td.code .k").first.inner_text().strip() == "for"
+    assert page.evaluate(colour, "#cu-4 td.code .cp") not in (plain, keyword)
+    # a selected line keeps its highlight under the token colours
+    page.click("#py-15", position={"x": 60, "y": 6})
+    assert page.evaluate("getComputedStyle(document.querySelector('#py-15 td.code')).backgroundColor") == "rgb(255, 213, 79)"
+    kernel = tl_inspect.inspect(import_api_kernels("kernels").add, N=2047).kernel()
+    page.set_content(NOTEBOOK_PAGE.replace("{}", kernel._repr_html_()))
+    assert page.evaluate(colour, ".tl-inspect table.source.py td.code .k") == keyword
+    assert page.evaluate(colour, ".tl-inspect .finding .message code") != "rgb(1, 2, 3)"
+
+
+def test_index_opens_worst_first_and_sorts_by_cost(report_run, tmp_path, page, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    write_html(report_run, str(tmp_path))
+    page.goto((tmp_path / "index.html").as_uri())
+    kernels = "Array.from(document.querySelectorAll('#kernels tbody tr td:nth-child(2)')).map(td => td.textContent.trim())"
+    assert page.evaluate(kernels)[:3] == ["<module>", "broken", "add_2047"]
+    assert page.get_attribute("th:has-text('Cost')", "aria-sort") == "descending"
+    assert page.locator("p.order").is_visible()
+    page.click("th:has-text('Cost')")  # ascending, then descending again
+    page.click("th:has-text('Cost')")
+    assert page.evaluate(kernels)[0] == "add_2047"
+
+
+def test_fragments_of_128_256_and_512_threads_draw_a_bounded_map_with_a_legend(tmp_path, page, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    run = tl_inspect.inspect(os.path.join("tests", "api", "wide_fragments.py")).run
+    write_html(run, str(tmp_path))
+    for report in run.reports:
+        page.goto((tmp_path / kernel_href(report.kernel.file, report.kernel)).as_uri())
+        threads = report.kernel.name.split("=")[1].rstrip("]")
+        figures = page.locator("figure.grid.by-warp")
+        assert figures.count() == 2  # the loop's layout and the fragment's
+        for n in range(figures.count()):
+            figure = figures.nth(n)
+            box = figure.locator("svg").bounding_box()
+            assert box["width"] <= 512 and box["height"] <= 384
+            legend = figure.locator("ul.legend li")
+            assert legend.count() == int(threads) // 32 + 1 and legend.first.is_visible()
+            assert legend.first.inner_text() == "warp 0: threads 0–31"
+            assert f"of {threads} threads, coloured by warp" in figure.locator("figcaption").inner_text()
+        corner = page.locator("figure.grid.numbered").first
+        box = corner.locator("svg").bounding_box()
+        assert box["width"] <= 512 and box["height"] <= 384
+        # the numbers are legible: the text is at least 9 px and sits inside its own run of cells
+        assert corner.locator("text").first.text_content() == "0"
+        text = corner.locator("text").nth(1).bounding_box()
+        assert text["height"] >= 9 and text["width"] < box["width"] / 8
+        page.evaluate("document.querySelector('header.top').style.position = 'static'")  # off the picture
+        page.locator(".grids").screenshot(path=str(tmp_path / f"layout-{threads}.png"))
+        assert (tmp_path / f"layout-{threads}.png").stat().st_size > 10_000

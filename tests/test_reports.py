@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import html
 import io
 import json
 import os
@@ -17,13 +18,15 @@ from html.parser import HTMLParser
 import jsonschema
 import pytest
 
+import tl_inspect
 from report_data import (  # noqa: F401  (report_run is a fixture)
     BROKEN_FILE, HOSTILE_KERNEL, KERNELS_FILE, ROOT, RULES, assert_snapshot, report_run,
 )
-from tl_inspect.model import FileResult, Finding, KernelArtifact, KernelReport, Layout, RunResult
+from tl_inspect.model import Cost, FileResult, Finding, KernelArtifact, KernelReport, Layout, RunResult
 from tl_inspect.reports import formats, get_reporter
 from tl_inspect.reports.github import escape_data, escape_property
 from tl_inspect.reports.html import build_site, kernel_href, write_html
+from tl_inspect.reports.html_text import highlighted_lines, inline_markdown
 from tl_inspect.reports.phrases import headline
 
 SARIF_SCHEMA = os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")
@@ -371,6 +374,105 @@ def test_html_escapes_hostile_text(report_run, tmp_path):
     assert "configuration &lt;missing&gt; &amp; {{ not set }}" in everything
 
 
+def test_html_highlights_python_and_cuda_line_by_line(report_run, tmp_path):
+    write_html(report_run, str(tmp_path))
+    add = kernel(report_run, "add_2047")
+    page = (tmp_path / kernel_href(KERNELS_FILE, add)).read_text(encoding="utf-8")
+    rows = dict(re.findall(r'<tr class="line [^"]*" id="((?:py|cu)-\d+)"[^>]*>.*?<td class="code">(.*?)</td></tr>', page))
+    assert rows["py-10"].startswith('<span class="k">def </span><span class="nf">ew_add</span>(N, block=<span class="m">1024</span>')
+    # a docstring spans lines 1-4: each line's span is closed on its own row, the hostile text in it escaped
+    assert rows["py-3"] == ('<span class="s">Hostile text on purpose: &lt;script&gt;alert(&#34;py&#34;)&lt;/script&gt; '
+                            'and {{ 7 * 7 }} must reach every report escaped.</span>')
+    assert rows["cu-4"] == '<span class="cp">#include &lt;cuda.h&gt;</span>'
+    assert '<span class="kt">int</span>' in "".join(v for k, v in rows.items() if k.startswith("cu-"))
+    # every line keeps its row and anchor, the text unchanged under the markup
+    cuda = add.source.splitlines()
+    assert len([k for k in rows if k.startswith("cu-")]) == len(cuda)
+    for number, text in enumerate(cuda, 1):
+        assert html.unescape(re.sub(r"<[^>]+>", "", rows[f"cu-{number}"])) == text
+    # the finding-line highlight and the line map work on the rows, which stay as they were
+    assert 'class="line py has-cuda" id="py-15" data-cuda="19 20 21"' in page
+
+
+def test_highlighting_keeps_every_line_number():
+    lines = ["", "", "def f():", '    """one', "", '    two"""', "    return 1  # done", ""]
+    marked = highlighted_lines(lines, "python")
+    assert len(marked) == len(lines) and marked[:2] == ("", "")
+    assert [html.unescape(re.sub(r"<[^>]+>", "", line)) for line in marked] == lines
+    assert marked[4] == "" and marked[5] == '<span class="s">    two&#34;&#34;&#34;</span>'
+    assert highlighted_lines(["/* a", "b */ int x;"], "cuda") == (
+        '<span class="c">/* a</span>', '<span class="c">b */ </span><span class="kt">int </span>x;')
+
+
+def test_message_markdown_is_a_fixed_subset_over_escaped_text():
+    assert inline_markdown("the `sq` (4, 1152) tile is **replicated**; see [tilelang #2957]"
+                           "(https://github.com/tile-ai/tilelang/issues/2957)") == (
+        'the <code>sq</code> (4, 1152) tile is <strong>replicated</strong>; see '
+        '<a href="https://github.com/tile-ai/tilelang/issues/2957">tilelang #2957</a>')
+    # nothing inside backticks is Markdown, and nothing of the input is HTML
+    assert inline_markdown("`**x** <b>`") == "<code>**x** &lt;b&gt;</code>"
+    assert inline_markdown("a * b * c, `x*y` and **") == "a * b * c, <code>x*y</code> and **"
+    hostile = ('**<img src=x onerror=alert(1)>** [run](javascript:alert(1)) [x](https://a.org/"onmouseover=alert)'
+               " `</code><script>alert(2)</script>`")
+    rendered = inline_markdown(hostile)
+    assert "<img" not in rendered and "<script" not in rendered and 'href="javascript' not in rendered
+    assert "[run](javascript:alert(1))" in rendered
+    assert '<a href="https://a.org/&#34;onmouseover=alert">x</a>' in rendered
+    assert "<code>&lt;/code&gt;&lt;script&gt;alert(2)&lt;/script&gt;</code>" in rendered
+
+
+def test_html_renders_the_markdown_of_messages_and_fixes_and_escapes_a_hostile_kernel(report_run, tmp_path):
+    real = kernel(report_run, "add_2047")
+    name = "k[`<b>x</b>`**<img src=x onerror=alert(1)>**]"
+    hostile = dataclasses.replace(real, name=name)
+    run = RunResult("0", "sm_90", (FileResult(KERNELS_FILE, (hostile,)),), (KernelReport(hostile, (
+        Finding("TLV001", "scalarized-load", "warning", f"`{name}` moves **16 bits**: `A[i] < B[i]` & more",
+                "Pad `N` to **2048**", KERNELS_FILE, 15, kernel=name),)),), rules=())
+    write_html(run, str(tmp_path))
+    page = (tmp_path / kernel_href(KERNELS_FILE, hostile)).read_text(encoding="utf-8")
+    assert ('<div class="message"><code>k[</code>&lt;b&gt;x&lt;/b&gt;<code>**&lt;img src=x onerror=alert(1)&gt;**]</code>'
+            " moves <strong>16 bits</strong>: <code>A[i] &lt; B[i]</code> &amp; more</div>") in page
+    assert '<strong>fix:</strong> Pad <code>N</code> to <strong>2048</strong>' in page
+    # the name itself is never Markdown: escaped in the title, the heading and the index
+    assert "<img" not in page and "<b>x" not in page
+    assert "<h1>k[`&lt;b&gt;x&lt;/b&gt;`**&lt;img src=x onerror=alert(1)&gt;**]</h1>" in page
+    index = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "<img" not in index and "`&lt;b&gt;x&lt;/b&gt;`**&lt;img" in index
+
+
+def test_html_index_puts_the_worst_kernel_first(report_run, tmp_path):
+    rows = [(row.name, row.status, row.cost) for row in build_site(report_run).rows]
+    # could not be inspected, then the costliest estimate, then errors before warnings before info
+    assert rows == [("<module>", "error", None), ("broken", "error", None), ("add_2047", "ok", 2.93),
+                    (HOSTILE_KERNEL, "ok", None), ("scale", "ok", None), ("add_2048", "ok", None)]
+    real = kernel(report_run, "add_2047")
+
+    def row(name, *severities_and_costs):
+        k = dataclasses.replace(real, name=name)
+        return k, KernelReport(k, tuple(
+            Finding("TLV001", "scalarized-load", severity, "m", "f", KERNELS_FILE, 15, kernel=name,
+                    cost=Cost(cost, "b") if cost else None) for severity, cost in severities_and_costs))
+
+    kernels = [row("warned", ("warning", None)), row("cheap_error", ("error", 1.2)), row("clean"),
+               row("costly_warning", ("warning", 4.0), ("info", None)), row("erred", ("error", None)),
+               row("tied_warning", ("warning", 1.2)), row("informed", ("info", None))]
+    run = RunResult("0", "sm_90", (FileResult(KERNELS_FILE, tuple(k for k, _ in kernels)),),
+                    tuple(r for _, r in kernels), rules=())
+    assert [r.name for r in build_site(run).rows] == [
+        "costly_warning", "cheap_error", "tied_warning", "erred", "warned", "informed", "clean"]
+    write_html(run, str(tmp_path))
+    index = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "Worst first: kernels that could not be inspected, then by cost" in index
+    assert '<td class="n" data-value="4.0">4.00x</td>' in index
+
+
+def _cells(grid) -> dict[str, int]:
+    """Cells each path of a thread picture covers, by its title: a path is one rectangle per run."""
+    cell = grid.width // grid.cols
+    return {title: sum(int(w) * int(h) for w, h in re.findall(r"h(\d+)v(\d+)", d)) // cell ** 2
+            for title, _, d in grid.paths}
+
+
 def test_html_draws_thread_grids(report_run):
     site = build_site(report_run)
     page = next(p for p in site.kernels if p.name == HOSTILE_KERNEL)
@@ -379,11 +481,50 @@ def test_html_draws_thread_grids(report_run):
     assert (acc.input_shape, acc.thread, acc.index) == ("64 × 8", "_i * 2 + _j // 4", "_j % 4")
     assert (acc.grid.rows, acc.grid.cols) == (64, 8)
     owners = {thread for row in source.thread_grid for thread in row}
-    assert [thread for thread, _, _ in acc.grid.paths] == sorted(owners)
-    cells = sum(d.count("M") for _, _, d in acc.grid.paths)
-    assert cells == 64 * 8
+    assert len(owners) == 128
+    # 128 threads: one path per thread, titled with its warp and lane, the cells it owns and no other
+    cells = _cells(acc.grid)
+    assert list(cells) == [f"thread {t} (warp {t // 32}, lane {t % 32}), first element [{t // 2}, {t % 2 * 4}]"
+                           for t in sorted(owners)]
+    assert set(cells.values()) == {4} and sum(cells.values()) == 64 * 8
+    assert [s.label for s in acc.grid.legend] == [
+        "warp 0: threads 0–31", "warp 1: threads 32–63", "warp 2: threads 64–95", "warp 3: threads 96–127",
+        "lane 0 → lane 31 within each warp"]
+    # the corner: the first 16 rows, each thread's run of 4 numbered with the thread
+    corner = acc.corner
+    assert (corner.rows, corner.cols) == (16, 8) and corner.width // corner.cols >= 12
+    assert [text for _, _, text in corner.labels] == [str(t) for t in range(32)]
     add = next(p for p in site.kernels if p.name == "add_2047")
     assert (add.layouts[0].grid.rows, add.layouts[0].grid.cols) == (16, 64)  # 1-D 1024 wrapped
+    # 1-D: the corner is the first 512 elements, 32 per row, 4 threads of 8 to a row
+    titles = [title for title, _, _ in add.layouts[0].grid.paths]
+    assert titles[8] == "thread 8 (warp 0, lane 8), first element [64]"  # 8 elements each, from row 1 on
+    assert (add.layouts[0].corner.rows, add.layouts[0].corner.cols) == (16, 32)
+    assert [text for _, _, text in add.layouts[0].corner.labels[:5]] == ["0", "1", "2", "3", "4"]
+
+
+@pytest.fixture(scope="module")
+def wide_fragments():
+    """Real kernels: one 64 x 64 fragment at 128, 256 and 512 threads."""
+    return tl_inspect.inspect(os.path.join("tests", "api", "wide_fragments.py"))
+
+
+def test_html_draws_fragments_of_many_threads_by_warp_at_a_bounded_size(wide_fragments):
+    site = build_site(wide_fragments.run)
+    for threads in (128, 256, 512):
+        page = next(p for p in site.kernels if p.name == f"scale_rows[threads={threads}]")
+        tile = next(lay for lay in page.layouts if lay.name == "tile")
+        warps = threads // 32
+        assert tile.grid.caption == f"64 × 64 elements of {threads} threads, coloured by warp"
+        assert len(tile.grid.legend) == warps + 1 and len(tile.grid.paths) == threads
+        assert sum(_cells(tile.grid).values()) == 64 * 64
+        assert tile.grid.width <= 512 and tile.grid.height <= 384
+        # every warp has its own hue: the legend's swatches differ
+        assert len({swatch.background for swatch in tile.grid.legend}) == warps + 1
+        corner = tile.corner
+        assert (corner.rows, corner.cols) == (16, 32) and corner.width <= 512 and corner.height <= 384
+        numbers = [int(text) for _, _, text in corner.labels]
+        assert numbers[:8] == list(range(8)) and len(numbers) == 16 * 8  # runs of 4 in each row of 32
 
 
 def test_html_renders_a_10k_line_cuda_source(report_run, tmp_path):

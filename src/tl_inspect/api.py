@@ -94,7 +94,7 @@ class Kernel:
     def _repr_html_(self) -> str:
         """Jupyter: the HTML report's kernel page (Python and CUDA panes, findings with cost and proof
         under their lines, the access table), self-contained."""
-        from tl_inspect.reports.html import notebook_html
+        from tl_inspect.reports.notebook import notebook_html
 
         return notebook_html([self.report], arch=self.artifact.arch, version=__version__)
 
@@ -178,7 +178,7 @@ class Report:
 
     def _repr_html_(self) -> str:
         """Jupyter: every kernel's page, each folded unless it has findings or failed to compile."""
-        from tl_inspect.reports.html import notebook_html
+        from tl_inspect.reports.notebook import notebook_html
 
         problems = [f"{f.path}: could not import the file: {f.error}" for f in self.run.files if f.error]
         return notebook_html(self.run.reports, arch=self.run.arch, version=self.run.version, problems=problems)

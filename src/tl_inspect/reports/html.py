@@ -12,7 +12,6 @@ reads `data-` attributes, so hostile names and source text only ever meet HTML e
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from tl_inspect.analysis import cost_table
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, RunResult
 from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, run_summary, severity_counts
 from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_accesses
+from tl_inspect.reports.html_text import highlighted_lines, inline_markdown
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.layout_view import layout_view
 from tl_inspect.reports.phrases import measured_clause
@@ -84,7 +84,7 @@ class AccessView:
 @dataclass(frozen=True)
 class PyLine:
     number: int
-    text: str
+    code: str  # the line's highlighted, escaped markup
     cuda: tuple  # CUDA lines this Python line produced
     findings: tuple = ()
     is_def: bool = False
@@ -93,7 +93,7 @@ class PyLine:
 @dataclass(frozen=True)
 class CudaLine:
     number: int
-    text: str
+    code: str  # the line's highlighted, escaped markup
     py: int | None
 
 
@@ -133,6 +133,13 @@ class IndexRow:
     counts: dict
     findings_total: int
     vector: dict | None
+    cost: float | None = None  # the largest slowdown estimated by one of the kernel's findings
+
+    def order(self) -> tuple:
+        """The index's order, worst first: rows that could not be inspected, then the costliest
+        estimate; where costs tie, errors before warnings before info, as ruff orders severity."""
+        return (self.status == "ok", -(self.cost or 0), *(-self.counts.get(s, 0) for s in reversed(SEVERITIES)),
+                self.file, self.name)
 
 
 @dataclass(frozen=True)
@@ -209,7 +216,9 @@ def build_site(run: RunResult) -> Site:
             site.kernels.append(page)
             site.rows.append(IndexRow(file.path, page.name, page.href, page.status, page.error,
                                       page.counts, page.findings_total,
-                                      page.vector if page.status == "ok" else None))
+                                      page.vector if page.status == "ok" else None,
+                                      max((f.cost.estimate for f in report.findings if f.cost), default=None)))
+    site.rows.sort(key=IndexRow.order)
     site.sweeps = [_sweep_view(sweep, pages) for sweep in sweeps(run)]
     return site
 
@@ -231,8 +240,8 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         if py is not None:
             py_to_cuda.setdefault(py, []).append(index + 1)
     cuda_text = k.source.splitlines()
-    cuda_lines = tuple(CudaLine(n, text, k.line_map[n - 1] if n <= len(k.line_map) else None)
-                       for n, text in enumerate(cuda_text, 1))
+    cuda_lines = tuple(CudaLine(n, code, k.line_map[n - 1] if n <= len(k.line_map) else None)
+                       for n, code in enumerate(highlighted_lines(cuda_text, "cuda"), 1))
 
     ordered = sorted(report.findings, key=lambda f: (f.line, f.col))
     placed: dict[int, list[Finding]] = {}
@@ -245,10 +254,10 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
     # number findings in page order: stray ones sit above the source
     numbers = {id(f): n for n, f in enumerate(stray + [f for line in sorted(placed) for f in placed[line]], 1)}
     py_lines = tuple(
-        PyLine(n, text, tuple(py_to_cuda.get(n, ())),
+        PyLine(n, code, tuple(py_to_cuda.get(n, ())),
                tuple(_finding_view(f, numbers[id(f)], len(cuda_text), sources) for f in placed.get(n, ())),
                n == k.line)
-        for n, text in enumerate(source or (), 1)
+        for n, code in enumerate(highlighted_lines(source or [], "python"), 1)
     )
     return KernelPage(
         href=href, name=k.name, file=k.file, line=k.line, arch=k.arch, status=k.status, error=k.error,
@@ -313,12 +322,13 @@ def _rule_page(rule) -> RulePage:
                     summary=rule.summary, body=body, fix=rule.fix)
 
 
-def _environment() -> Environment:
+def environment() -> Environment:
     env = Environment(loader=PackageLoader("tl_inspect.reports", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True)
     env.filters["plural"] = plural
     env.filters["spaced"] = lambda numbers: " ".join(str(n) for n in numbers)
+    env.filters["markdown"] = inline_markdown
     return env
 
 
@@ -342,7 +352,7 @@ def copy_assets(directory: str) -> dict[str, str]:
 def write_html(run: RunResult, directory: str) -> list[str]:
     """Write the report; return the pages written, index first."""
     site = build_site(run)
-    env = _environment()
+    env = environment()
     os.makedirs(os.path.join(directory, "rules"), exist_ok=True)
     common = {"assets": copy_assets(directory), "version": run.version, "arch": run.arch, "anchor": "",
               "rule_links": True, "cost_table": cost_table.of(run.cost_table).describe()}
@@ -363,61 +373,3 @@ def write_html(run: RunResult, directory: str) -> list[str]:
     for rule in site.rules:
         render("rule.html", rule.href, "../", rule=rule)
     return written
-
-
-# Jupyter's own output CSS (`.jp-RenderedHTMLCommon td { text-align: right }`, striped and hovered rows,
-# centred tables, code backgrounds) reaches into the fragment wherever report.css sets nothing; this
-# puts each such property back first, and report.css's rules follow it and win
-NOTEBOOK_RESET = """
-table, thead, tbody, tr, th, td { text-align: left; vertical-align: top; padding: 0; border: 0;
-  background: transparent; color: inherit; font-size: inherit; line-height: inherit; white-space: normal;
-  max-width: none; margin: 0; table-layout: auto; }
-th { font-weight: 600; }
-pre, code { background: transparent; color: inherit; padding: 0; border: 0; }
-pre { white-space: pre; }
-code { white-space: inherit; }
-p { text-align: left; margin: 0 0 .5em; }
-ul, ol { margin: 0 0 .5em; }
-"""
-NOTEBOOK_CSS = """
-.pane { max-height: 48em; }
-details.kernel > summary { cursor: pointer; font-weight: 600; margin: 10px 0 4px; }
-"""
-_fragments = itertools.count(1)
-
-
-def scoped_css(css: str, scope: str) -> str:
-    """report.css with every selector put under `scope`, so a notebook output styles itself and
-    nothing of the notebook around it. report.css is hand-written: flat rules, no at-rules."""
-    css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
-    rules = []
-    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
-        scoped = []
-        for selector in (s.strip() for s in selectors.split(",")):
-            if selector in (":root", "html", "body"):
-                scoped.append(scope)
-            elif selector == "*":
-                scoped.extend((scope, f"{scope} *"))
-            else:
-                scoped.append(f"{scope} {selector}")
-        rules.append(f"{', '.join(scoped)} {{{body.strip()}}}")
-    return "\n".join(rules)
-
-
-def notebook_html(reports, arch: str, version: str, problems=(), sources: SourceFiles | None = None) -> str:
-    """A self-contained fragment for Jupyter's `_repr_html_`: each kernel's page body (Python and CUDA
-    panes, findings under their lines, access table, layouts) with the report's CSS inline and no JS.
-    One kernel is shown as is; several each sit in a <details>, open when it has findings. `problems`:
-    lines about files that could not be imported."""
-    sources = sources or SourceFiles()
-    # ids are prefixed per output: a notebook shows many outputs in one document
-    fragment = f"tli{next(_fragments)}"
-    css = resources.files("tl_inspect.reports").joinpath("assets", "report.css").read_text(encoding="utf-8")
-    pages = [(f"{fragment}-{n}-", build_kernel_page(report, "", sources)) for n, report in enumerate(reports)]
-    return _environment().get_template("notebook.html").render(
-        # the scope's class repeated: (0,4,0) outweighs Jupyter's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon
-        # tbody tr:nth-child(odd)` (0,3,2), so the reset wins over the host, and report.css after it over the reset
-        scope=fragment, css=scoped_css(NOTEBOOK_RESET + css + NOTEBOOK_CSS, f".tl-inspect.{fragment}.{fragment}.{fragment}"),
-        pages=pages,
-        problems=tuple(problems), arch=arch, version=version, rule_links=False,
-    )

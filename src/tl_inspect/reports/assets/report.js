@@ -62,11 +62,13 @@
     reveal(mark(py, "hl"));
   }
 
+  // the CUDA pane always moves to the finding's lines: they are what the finding is about, and the
+  // pane otherwise sits at the #include boilerplate of line 1
   function selectFinding(finding) {
     clearMarks();
     mark(finding, "current");
     mark(byId("py-" + finding.dataset.line), "hl");
-    reveal(markCuda(numbers(finding.dataset.cuda)));
+    reveal(markCuda(numbers(finding.dataset.cuda)), true);
   }
 
   function findings() {
@@ -106,6 +108,11 @@
       reveal(target); selectPython(target);
     } else if (target && target.classList.contains("cu")) {
       reveal(target); selectCuda(target);
+    } else if (findings().length) {
+      // first load: open at the first finding without taking the focus, so j still starts there
+      var first = findings()[0];
+      if (first.closest(".pane")) { reveal(first, true); }
+      selectFinding(first);
     } else {
       var table = document.querySelector("table.source.py");
       reveal(table && byId("py-" + table.dataset.defLine), true);
