@@ -33,6 +33,8 @@ class PricedAccess:
     share: float
     block_bytes: int
     elements_per_thread: int
+    lanes: int
+    dtype: str
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ class Priced:
 
     @classmethod
     def of(cls, artifact, workload) -> Priced:
-        return cls(tuple(PricedAccess(a.cost, a.cost_bound, a.cost_term, a.share, a.block_bytes, a.elements_per_thread)
+        return cls(tuple(PricedAccess(a.cost, a.cost_bound, a.cost_term, a.share, a.block_bytes,
+                                      a.elements_per_thread, a.lanes, a.dtype)
                          for a in artifact.accesses), workload)
 
 

@@ -63,6 +63,8 @@ def access_cost_text(access: Access, table: CostTable | None) -> str:
     if access.cost is None:
         return ""
     kernel_cost = f"; {access.kernel_cost:.2f}x for the whole kernel" if access.kernel_cost else ""
+    if access.kernel_cost and access.kernel_cost_at_size and access.kernel_cost_at_size < 0.95 * access.kernel_cost:
+        kernel_cost += f", {access.kernel_cost_at_size:.2f}x at this launch's size"
     hidden = f", {HIDDEN_BY[access.reason]}" if access.reason in HIDDEN_BY else ""
     return (f"{access.cost:.2f}x per access {cost_table.of(table).on_gpu}{kernel_cost}{hidden} ({access.cost_basis})"
             f"{measured_clause(access.measured, access.unmeasured)}")
