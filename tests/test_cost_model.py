@@ -9,6 +9,7 @@ import os
 from conftest import FIXTURES, kernel_named
 from tl_inspect.checking import check_kernel
 from tl_inspect.model import Verdict
+from tl_inspect.reports.phrases import headline
 from tl_inspect.rules import registered_rules
 
 WORKLOAD = os.path.join(FIXTURES, "kernels", "vec_workload.py")
@@ -46,3 +47,37 @@ def test_a_launch_of_a_few_hundred_bytes_sits_on_the_block_floor(inspected):
     assert findings == []
     # the 1024-element tile over tensors of 127 moves 127 elements each, not 1024
     assert (artifact.ledger.read_bytes_per_block, artifact.ledger.written_bytes_per_block) == (254, 254)
+
+
+def _finding(inspected, file: str, name: str, line: int):
+    path = os.path.join(FIXTURES, "kernels", file)
+    artifact = kernel_named(inspected([path])[path], name)
+    assert artifact.status == "ok", artifact.error
+    with open(path) as f:
+        return next(f for f in check_kernel(artifact, f.read(), registered_rules()) if f.line == line)
+
+
+def test_a_small_launch_is_estimated_at_its_own_size_with_the_launch_counted(inspected):
+    # fp16 add with a tail guard, 6.3 MB a launch: measured 1.46-1.52x on the H200, 2.57x at 403 MB
+    finding = _finding(inspected, "vec_all_scalar.py", "add_odd", 15)
+    assert finding.cost.estimate > 2.4
+    assert 1.3 < finding.cost.at_size < 1.6
+    assert finding.cost.at_size_limit == "launch"
+    assert finding.cost.as_dict()["estimate_at_size"] == finding.cost.at_size
+    assert "1.4" in headline(finding) and "at this launch's size (6.0 MiB" in headline(finding)
+
+
+def test_a_large_launch_is_estimated_the_same_at_its_own_size(inspected):
+    # 268 MB a launch: measured 3.99x
+    finding = _finding(inspected, "vec_workload.py", "iterate_once", 34)
+    assert abs(finding.cost.at_size / finding.cost.estimate - 1) < 0.06
+    assert "at this launch's size" not in headline(finding)
+
+
+def test_a_lone_threads_walk_takes_as_long_in_either_form_when_the_grid_is_small(inspected):
+    # 1024 rows of 16384 fp32, one thread each: measured 1.10x (0.323 / 0.292 ms), 1.68x at 8192 rows
+    finding = _finding(inspected, "vec_thread_walks.py", "row_sum_one_thread", 51)
+    assert finding.cost.estimate > 1.6
+    assert finding.cost.at_size < 1.1
+    assert finding.cost.at_size_limit == "walk"
+    assert "a thread walking its row alone takes about as long in either form" in headline(finding)

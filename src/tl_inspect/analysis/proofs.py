@@ -82,7 +82,7 @@ def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tupl
         return None
     # what the access still costs once the cause is gone (lanes may stay apart after a wider access;
     # a lone thread's staged walk is still one thread's)
-    measured = lone_walk_cost(best.bits) if cause.kind == "lone-thread" else access_cost(best)
+    measured = lone_walk_cost(best.bits, best.dtype) if cause.kind == "lone-thread" else access_cost(best)
     return proof, measured.factor if measured is not None else 1.0
 
 

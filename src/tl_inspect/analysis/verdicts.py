@@ -177,7 +177,8 @@ def _lone_walk(facts, access: Access) -> Access:
     cause = Cause("lone-thread", width=MAX_VECTOR_BITS // (access.bits or 32), buffer=access.buffer,
                   loop_line=access.line, lane_var=walk, threads=facts.thread_count,
                   elements=access.elements_per_thread)
-    return dataclasses.replace(_priced(access, lone_walk_cost(access.bits, access.dtype)), verdict=Verdict.UNPROVEN, cause=cause,
+    return dataclasses.replace(_priced(access, lone_walk_cost(access.bits, access.dtype)), verdict=Verdict.UNPROVEN,
+                               cause=cause,
                                causes=(cause,), max_bits=MAX_VECTOR_BITS)
 
 
