@@ -154,6 +154,13 @@ class MissingClear(Rule):
     GEMM; `T.fill(scores_max, -T.infinity(accum_dtype))` before the loop for a running max; and
     `if tk == 0: C_shared[tn] = 0` (or `T.clear(C_shared)`) before the first atomic add.
 
+    `--fix` offers one safe fix per finding: `clear_accum=True` on a `T.gemm` that no loop of its
+    kernel repeats (a single GEMM); otherwise the buffer's initialisation right after its declaration:
+    `T.clear(acc)` before a sum (a `T.gemm` in a K loop included, where `clear_accum=True` would clear
+    the earlier iterations' sum each time), `T.fill(acc, -T.infinity(dtype))` before a
+    `T.reduce_max(..., clear=False)`. A plain read gets no fix: the value it must start from is the
+    algorithm's.
+
     ## References
     - tl-inspect H200 measurements (docs/gpu-impact.md): a split-K style `acc[i, j] += ...` over 16 steps
       into a 128x128 fragment gave 3157 of 16384 wrong outputs without `T.clear`, none with it.
