@@ -204,9 +204,12 @@ def _clearing_gemm(source, line: int) -> str | None:
         return None
     if any(source.start(loop) > source.start(kernel) for loop in source.enclosing((cst.For, cst.While), line)):
         return None
+    given = next((a for a in call.args if a.keyword and a.keyword.value == "clear_accum"), None)
+    if given is not None:  # `clear_accum=False`: its value made True where it stands
+        return source.replaced(given, given.with_changes(value=cst.Name("True")))
     flag = cst.Arg(cst.Name("True"), keyword=cst.Name("clear_accum"), equal=cst.AssignEqual(
         whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-    args = [a for a in call.args if not (a.keyword and a.keyword.value == "clear_accum")]
+    args = list(call.args)
     args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return source.replaced(call, call.with_changes(args=[*args, flag]))
 
