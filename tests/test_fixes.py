@@ -1,37 +1,70 @@
 """Verified fixes (`--fix`, `--unsafe-fixes`, `--diff`, `--show-fixes`, `Report.fixed_source`) on copies of
-the rules' BAD examples, compiled and inspected again with the real tilelang."""
+the rules' BAD examples and of kernels under tests/data/fixes, compiled and inspected again with the real
+tilelang."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+from dataclasses import dataclass
 
 import pytest
 
 from conftest import ROOT, run_cli
 import tl_inspect
+from tl_inspect.fixes.verify import FileFixes, Unwritable, write_fixed
+from tl_inspect.reports.sarif import as_sarif
 
-RULES = os.path.join(ROOT, "src", "tl_inspect", "rules")
-# each safe fix: the example, and the line the fixed file must hold (in the example's own names)
-SAFE_FIXES = {
-    "missing_clear/bad_matmul.py": "        T.clear(C_l)\n",
-    "missing_clear/bad_row_sum_tiles.py": "        T.clear(s)\n",
-    "scalarized_load/bad_scale.py": "            for v in T.vectorized(per_thread):\n",
-    "low_precision_accumulation/bad_row_sum.py": "        s = T.alloc_fragment((BLOCK_M,), T.float32)\n",
-    "padded_denominator/bad_layer_norm.py": "        mean = s[0] / N  # expect: padded-denominator\n",
-}
-UNSAFE_EXAMPLE, UNSAFE_LINE = "lane_dependent_predicate/bad_scale.py", "            T.assume(N % 8 == 0)\n"
+RULES = os.path.join("src", "tl_inspect", "rules")
+DATA = os.path.join("tests", "data", "fixes")
 
 
-def _copy(folder, examples) -> dict:
-    """Each example copied into `folder` under a name of its own; copy name -> example."""
-    copies = {}
-    for example in examples:
-        name = example.replace("/", "__")
-        shutil.copy(os.path.join(RULES, example), folder / name)
-        copies[name] = example
-    return copies
+@dataclass(frozen=True)
+class Case:
+    """One fix of issue 18 on a kernel: the file, whether the fix is safe, and text the fixed file holds
+    and the file did not (in the file's own names)."""
+
+    path: str  # from the repository root
+    applicability: str
+    fixed: str
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(os.path.dirname(self.path)) + "__" + os.path.basename(self.path)
+
+
+CASES = [
+    # missing-clear: T.clear after the declaration for a sum, a T.gemm in a K loop included
+    Case(f"{RULES}/missing_clear/bad_matmul.py", "safe", "        T.clear(C_l)\n"),
+    Case(f"{RULES}/missing_clear/bad_row_sum_tiles.py", "safe", "        T.clear(s)\n"),
+    # missing-clear: clear_accum=True on a T.gemm that no loop repeats
+    Case(f"{DATA}/rank_64_product.py", "safe", "        T.gemm(a, b, c, clear_accum=True)\n"),
+    Case(f"{RULES}/scalarized_load/bad_scale.py", "safe", "            for v in T.vectorized(per_thread):\n"),
+    # the accumulator made float32: tilelang casts at the store
+    Case(f"{RULES}/low_precision_accumulation/bad_row_sum.py", "safe",
+         "        s = T.alloc_fragment((BLOCK_M,), T.float32)\n"),
+    # it divides by the padded length twice: both fixed
+    Case(f"{RULES}/padded_denominator/bad_layer_norm.py", "safe",
+         "        mean = s[0] / N  # expect: padded-denominator\n"),
+    Case(f"{RULES}/lane_dependent_predicate/bad_scale.py", "unsafe", "            T.assume(N % 8 == 0)\n"),
+    # few-per-thread: the tile argument at the call grown for the same threads (the file's last line, no newline)
+    Case(f"{RULES}/scalarized_load/bad_add.py", "unsafe", "add_one_per_thread = add(1 << 20, block=1024)"),
+    # few-per-thread of a T.copy: the factory's threads= default made fewer
+    Case("fixtures/kernels/vec_narrow_but_fast.py", "unsafe", "def stage_1024(N, threads=128):\n"),
+    # the T.annotate_layout dropped, with the comment above it
+    Case(f"{DATA}/strided_layout.py", "unsafe",
+         "        x_reg = T.alloc_fragment((B,), T.float16)\n        T.copy(X[bx * B:(bx + 1) * B], x_reg)\n"),
+    # the padded tensor length the proof compiled
+    Case(f"{RULES}/lane_dependent_predicate/bad_add.py", "unsafe", "add_2047 = add(2048)\n"),
+]
+SAFE_CASES = [c for c in CASES if c.applicability == "safe"]
+
+
+def _copy(folder, paths) -> None:
+    for path in paths:
+        shutil.copy(os.path.join(ROOT, path), folder / (os.path.basename(os.path.dirname(path)) + "__"
+                                                        + os.path.basename(path)))
 
 
 def _texts(folder) -> dict:
@@ -44,88 +77,140 @@ def _findings(stdout: str) -> list:
     return [f for k in document["kernels"] for f in k["findings"]]
 
 
-def test_fix_applies_the_safe_fixes_then_changes_nothing_and_unsafe_ones_need_the_flag(tmp_path):
-    copies = _copy(tmp_path, [*SAFE_FIXES, UNSAFE_EXAMPLE])
-    originals = _texts(tmp_path)
+@dataclass(frozen=True)
+class Runs:
+    """The copies of every case's file, as each step of a user's session left them."""
 
-    done = run_cli(".", "--fix", "--show-fixes", "--format", "json", "--no-cache", "-j", "2", cwd=tmp_path)
-    fixed = _texts(tmp_path)
-    for name, example in copies.items():
-        if example in SAFE_FIXES:
-            assert SAFE_FIXES[example] in fixed[name].splitlines(keepends=True), fixed[name]
-            assert SAFE_FIXES[example] not in originals[name].splitlines(keepends=True)
-        else:
-            assert fixed[name] == originals[name], "an unsafe fix was applied without --unsafe-fixes"
-    # the fixed files inspected again: only the finding whose fix is unsafe is left, its fix verified
-    (left,) = _findings(done.stdout)
-    assert (left["rule"], left["file"]) == ("TLV002", "./" + UNSAFE_EXAMPLE.replace("/", "__")), left
-    assert left["autofix"]["applicability"] == "unsafe" and left["autofix"]["verified"], left
-    assert left["autofix"]["edits"] == [{"content": UNSAFE_LINE, "location": {"row": 10, "column": 1},
-                                         "end_location": {"row": 10, "column": 1}}]
-    assert done.returncode == 1, done.stderr
-    # bad_layer_norm divides by the padded length twice
-    assert f"fixed {len(SAFE_FIXES) + 1} findings in {len(SAFE_FIXES)} files" in done.stderr, done.stderr
-    assert "Divide by the true reduction length `N`, not `BLOCK_N`" in done.stderr
-    assert "TLV004 missing-clear (safe)" in done.stderr
-
-    again = run_cli(".", "--fix", "--format", "json", "-j", "2", cwd=tmp_path)
-    assert _texts(tmp_path) == fixed, "a second --fix changed a fixed file"
-    assert again.returncode == 1 and "fixed" not in again.stderr, again.stderr
-
-    unsafe = run_cli(".", "--fix", "--unsafe-fixes", "--format", "json", "-j", "2", cwd=tmp_path)
-    name = UNSAFE_EXAMPLE.replace("/", "__")
-    assert UNSAFE_LINE in (tmp_path / name).read_text().splitlines(keepends=True)
-    assert _findings(unsafe.stdout) == [] and unsafe.returncode == 0, unsafe.stdout + unsafe.stderr
+    originals: dict
+    diff: object  # --diff --unsafe-fixes
+    safe: object  # --fix --show-fixes (JSON)
+    after_safe: dict
+    safe_again: object
+    after_safe_again: dict
+    unsafe: object  # --fix --unsafe-fixes (JSON)
+    after_unsafe: dict
+    unsafe_again: object
+    after_unsafe_again: dict
 
 
-def test_diff_prints_the_fix_and_writes_nothing_as_fixed_source_gives_it(tmp_path, monkeypatch):
-    copies = _copy(tmp_path, ["missing_clear/bad_matmul.py"])
-    (name,) = copies
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Runs:
+    """Every case's file fixed in one folder, step after step (one pool of workers verifies them all)."""
+    folder = tmp_path_factory.mktemp("fixes")
+    _copy(folder, [c.path for c in CASES])
+    originals = _texts(folder)
+    cli = lambda *flags: run_cli(".", *flags, "-j", "2", cwd=folder)  # noqa: E731
+    diff = cli("--diff", "--unsafe-fixes", "--no-cache")
+    assert _texts(folder) == originals, "--diff wrote a file"
+    safe = cli("--fix", "--show-fixes", "--format", "json", "--no-cache")
+    after_safe = _texts(folder)
+    safe_again = cli("--fix", "--format", "json")
+    after_safe_again = _texts(folder)
+    unsafe = cli("--fix", "--unsafe-fixes", "--format", "json")
+    after_unsafe = _texts(folder)
+    unsafe_again = cli("--fix", "--unsafe-fixes", "--format", "json")
+    return Runs(originals, diff, safe, after_safe, safe_again, after_safe_again, unsafe, after_unsafe,
+                unsafe_again, _texts(folder))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_each_fix_is_shown_then_applied_clean_and_idempotent_and_unsafe_only_when_asked(case, runs):
+    original = runs.originals[case.name]
+    assert case.fixed not in original
+    diff = runs.diff.stdout.split(f"+++ b/{case.name}\n")
+    assert len(diff) == 2, runs.diff.stdout
+    added = [line for line in case.fixed.splitlines(keepends=True) if line not in original.splitlines(keepends=True)]
+    assert all(f"+{line.rstrip()}\n" in diff[1].split("--- a/")[0] for line in added), runs.diff.stdout
+    if case.applicability == "safe":
+        assert case.fixed in runs.after_safe[case.name], runs.after_safe[case.name]
+    else:
+        assert runs.after_safe[case.name] == runs.originals[case.name], "an unsafe fix was applied without --unsafe-fixes"
+        left = [f["autofix"] for f in _findings(runs.safe.stdout) if f["file"] == f"./{case.name}"]
+        assert left and all(fix["applicability"] == "unsafe" and fix["verified"] for fix in left), left
+    assert runs.after_safe_again[case.name] == runs.after_safe[case.name], "a second --fix changed a fixed file"
+    assert case.fixed in runs.after_unsafe[case.name], runs.after_unsafe[case.name]
+    assert runs.after_unsafe_again[case.name] == runs.after_unsafe[case.name], "a second --fix changed a fixed file"
+    compile(runs.after_unsafe[case.name], case.name, "exec")
+
+
+def test_the_fixed_files_are_inspected_again_and_exit_as_ruff_does(runs):
+    assert runs.diff.returncode == 1, runs.diff.stderr
+    # after --fix only the findings whose fix is unsafe are left, each fix verified and shown in ruff's form
+    left = _findings(runs.safe.stdout)
+    assert {f["file"] for f in left} == {f"./{c.name}" for c in CASES if c not in SAFE_CASES}, left
+    (assume,) = [f for f in left if f["file"] == "./lane_dependent_predicate__bad_scale.py"]
+    assert assume["autofix"]["edits"] == [{"content": "            T.assume(N % 8 == 0)\n",
+                                           "location": {"row": 10, "column": 1}, "end_location": {"row": 10, "column": 1}}]
+    assert runs.safe.returncode == 1, runs.safe.stderr
+    assert f"fixed {len(SAFE_CASES) + 1} findings in {len(SAFE_CASES)} files" in runs.safe.stderr, runs.safe.stderr
+    assert "Divide by the true reduction length `N`, not `BLOCK_N`" in runs.safe.stderr
+    assert "TLV004 missing-clear (safe)" in runs.safe.stderr
+    assert runs.safe_again.returncode == 1 and "fixed" not in runs.safe_again.stderr, runs.safe_again.stderr
+    assert _findings(runs.unsafe.stdout) == [] and runs.unsafe.returncode == 0, runs.unsafe.stdout + runs.unsafe.stderr
+    assert runs.unsafe_again.returncode == 0 and "fixed" not in runs.unsafe_again.stderr, runs.unsafe_again.stderr
+
+
+def test_diff_writes_nothing_and_fixed_source_sarif_and_html_give_the_fix(tmp_path, monkeypatch):
+    name = "fixes__rank_64_product.py"
+    _copy(tmp_path, [f"{DATA}/rank_64_product.py"])
     before = (tmp_path / name).read_text()
+    old, new = "        T.gemm(a, b, c)\n", "        T.gemm(a, b, c, clear_accum=True)\n"
 
     shown = run_cli(name, "--diff", "--no-cache", "-j", "1", cwd=tmp_path)
     assert (tmp_path / name).read_text() == before
     assert shown.returncode == 1, shown.stderr
     assert shown.stdout.startswith(f"--- a/{name}\n+++ b/{name}\n"), shown.stdout
-    assert "+        T.clear(C_l)\n" in shown.stdout
+    assert f"-{old}+{new}" in shown.stdout
 
     monkeypatch.chdir(tmp_path)
     report = tl_inspect.inspect(name, fixes=True)
     (finding,) = report.findings
     assert finding.autofix.verified and finding.autofix.applicability == "safe"
-    fixed = report.fixed_source()
+    assert report.fixed_source() == before.replace(old, new)
     assert (tmp_path / name).read_text() == before
-    assert fixed == before.replace("        C_l = T.alloc_fragment((BM, BN), T.float32)\n",
-                                   "        C_l = T.alloc_fragment((BM, BN), T.float32)\n        T.clear(C_l)\n")
+    (result,) = as_sarif(report.run)["runs"][0]["results"]
+    (replacement,) = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert replacement == {"deletedRegion": {"startLine": 19, "startColumn": 1, "endLine": 20, "endColumn": 1},
+                           "insertedContent": {"text": new}}
+    page = report._repr_html_()
+    assert f'<span class="del">-{old.rstrip()}</span>' in page and f'<span class="add">+{new.rstrip()}</span>' in page
+
+    # --fix writes only the file it inspected, and only valid Python
+    (job,), _, _ = report.inputs
+    state = FileFixes(job, None, (), before, report.fixed_source(), None)
+    (tmp_path / name).write_text(before + "# edited meanwhile\n")
+    with pytest.raises(Unwritable, match="changed since it was inspected"):
+        write_fixed(state)
+    assert (tmp_path / name).read_text() == before + "# edited meanwhile\n"
+    (tmp_path / name).write_text(before)
+    with pytest.raises(SyntaxError):
+        write_fixed(FileFixes(job, None, (), before, before.replace("def rank_64_product", "def ("), None))
+    assert (tmp_path / name).read_text() == before
+    write_fixed(state)
+    assert (tmp_path / name).read_text() == before.replace(old, new)
 
 
-@pytest.mark.parametrize("example", ["missing_clear/bad_rescale_rows.py"])
-def test_a_finding_without_a_mechanical_fix_keeps_its_sentence_in_the_users_names(example, tmp_path):
-    copies = _copy(tmp_path, [example])
-    (name,) = copies
-    done = run_cli(name, "--show-fixes", "--format", "json", "-j", "1", cwd=tmp_path)
+@pytest.mark.parametrize("path, said", [
+    (f"{RULES}/missing_clear/bad_rescale_rows.py", "`scale`"),
+    # the tile and the threads are one argument: growing it launches more threads, not the proof's tile
+    ("fixtures/kernels/vec_cast.py", "a tile of 1024 elements for 256 threads"),
+])
+def test_a_finding_without_a_mechanical_fix_keeps_its_sentence(path, said, tmp_path):
+    _copy(tmp_path, [path])
+    done = run_cli(".", "--show-fixes", "--format", "json", "-j", "1", cwd=tmp_path)
     (finding,) = _findings(done.stdout)
-    assert "autofix" not in finding and "`scale`" in finding["fix"], finding
+    assert "autofix" not in finding and said in finding["fix"], finding
 
 
-def test_the_unsafe_fixes_pad_a_literal_length_and_drop_a_layout_annotation(tmp_path):
-    """A tail guard on `add(2047)` is fixed by the padded length the proof compiled, and a strided
-    `T.annotate_layout` by dropping it, as its proof did: both change what the kernel computes or how,
-    so only `--unsafe-fixes` applies them."""
-    shutil.copy(os.path.join(RULES, "lane_dependent_predicate", "bad_add.py"), tmp_path / "add_2047.py")
-    shutil.copy(os.path.join(ROOT, "tests", "data", "fixes", "strided_layout.py"), tmp_path / "strided_layout.py")
-    originals = _texts(tmp_path)
-
-    safe = run_cli(".", "--fix", "--format", "json", "--no-cache", "-j", "2", cwd=tmp_path)
-    assert _texts(tmp_path) == originals, "an unsafe fix was applied without --unsafe-fixes"
-    offered = {f["file"]: f["autofix"] for f in _findings(safe.stdout)}
-    assert {fix["applicability"] for fix in offered.values()} == {"unsafe"}, offered
-    assert all(fix["verified"] for fix in offered.values()), offered
-
-    done = run_cli(".", "--fix", "--unsafe-fixes", "--format", "json", "--no-cache", "-j", "2", cwd=tmp_path)
-    fixed = _texts(tmp_path)
-    assert "add_2047 = add(2048)\n" in fixed["add_2047.py"]
-    assert "annotate_layout" not in fixed["strided_layout.py"]
-    assert fixed["strided_layout.py"].replace(originals["strided_layout.py"].split("        # thread t")[0], "") \
-        .startswith("        T.copy(X["), fixed["strided_layout.py"]
-    assert _findings(done.stdout) == [] and done.returncode == 0, done.stdout + done.stderr
+def test_a_grown_tile_that_would_leave_elements_out_is_not_offered(tmp_path):
+    """relu_odd_grid's `N // block` blocks of the grown tile stop short of N (the proof's own grid is
+    rounded up, its last block cut off by the bounds check): the fix is refused and says why, while the
+    same edit for a length the tile divides is offered."""
+    _copy(tmp_path, ["fixtures/kernels/vec_grow_tile.py"])
+    done = run_cli(".", "--show-fixes", "--format", "json", "-j", "1", cwd=tmp_path)
+    fixes = {f["kernel"]: f["autofix"] for f in _findings(done.stdout)}
+    assert fixes["relu_threads_and_block"]["verified"], fixes
+    assert fixes["relu_threads_and_block"]["edits"][0]["content"] == \
+        "relu_threads_and_block = relu(1 << 20, threads=128, block=1024)\n"
+    assert not fixes["relu_odd_grid"]["verified"], fixes
+    assert "moves 512000 bytes after the fix where it moved 512512" in fixes["relu_odd_grid"]["refused"], fixes

@@ -43,20 +43,16 @@ def aligned_arguments(value: int | None, width: int, arguments: dict) -> dict:
 def assume_fix(name: str, width: int, source, finding):
     """`T.assume(name % width == 0)` at the top of the `T.Kernel` body holding the finding: the promise
     the proof made for a run-time length, which only the user can make (unsafe)."""
-    import libcst as cst
-
     from tl_inspect.fixes import fix_from
-    from tl_inspect.fixes.source import call_name
     from tl_inspect.model import UNSAFE
 
     if finding.proof is None or not finding.proof.change.startswith("T.assume(") or not name.isidentifier():
         return None
-    for block in source.enclosing(cst.With, finding.line):
-        call = block.items[0].item
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call_name(call) == "Kernel":
-            language = source.code(call.func.value)
-            return fix_from(UNSAFE, source.text, source.inserted_first(block, f"{language}.assume({name} % {width} == 0)"))
-    return None
+    block = source.kernel_block(finding.line)
+    if block is None:
+        return None
+    language = source.code(block.items[0].item.func.value)
+    return fix_from(UNSAFE, source.text, source.inserted_first(block, f"{language}.assume({name} % {width} == 0)"))
 
 
 def padded_literal_fix(value: int | None, width: int, source):

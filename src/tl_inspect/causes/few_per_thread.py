@@ -74,6 +74,36 @@ class FewPerThread(CauseKind):
                                       f"{grown.factor} contiguous elements")
 
     @staticmethod
+    def autofix(c: Cause, source, finding):
+        """The literal the proof changed, in the user's file: the tile (the innermost `T.Parallel` extent)
+        grown for the same threads, or for a `T.copy` the `threads=` of its `T.Kernel` made fewer. Unsafe:
+        it changes the launch shape, so the occupancy, and what a caller passing that argument gets. None
+        where the tile and the threads are one literal (growing it launches more threads, not what the
+        proof compiled) or no single literal writes the value."""
+        import libcst as cst
+
+        from tl_inspect.fixes import fix_from
+        from tl_inspect.fixes.source import call_name
+        from tl_inspect.model import UNSAFE
+
+        k = growth(c)
+        block = source.kernel_block(c.loop_line) if c.loop and c.loop_line else None
+        if k is None or block is None:
+            return None
+        given = next((a.value for a in block.items[0].item.args if a.keyword and a.keyword.value == "threads"), None)
+        threads = source.integer_literal(given, finding.kernel) if given is not None else None
+        if c.loop == TILE_OPERATOR:
+            if threads is None or threads.evaluated_value != c.threads or c.threads % k:
+                return None
+            return fix_from(UNSAFE, source.text, source.replaced(threads, cst.Integer(str(c.threads // k))))
+        loop = next((n.iter for n in source.nodes(cst.For, c.loop_line)
+                     if isinstance(n.iter, cst.Call) and call_name(n.iter) == "Parallel" and n.iter.args), None)
+        tile = source.integer_literal(loop.args[-1].value, finding.kernel) if loop is not None else None
+        if tile is None or tile is threads:
+            return None
+        return fix_from(UNSAFE, source.text, source.replaced(tile, cst.Integer(str(tile.evaluated_value * k))))
+
+    @staticmethod
     def realign(c: Cause, arguments: dict) -> dict:
         k, tile = growth(c), c.elements * c.threads
         if k is None or c.loop in ("", TILE_OPERATOR):

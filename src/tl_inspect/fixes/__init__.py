@@ -80,5 +80,6 @@ def fix_note(fix: Fix) -> str:
     if not fix.verified:
         return f"fix not offered: {fix.refused}"
     if fix.applicability == "unsafe":
-        return "unsafe fix, verified (it rests on a promise only you can make): apply it with --fix --unsafe-fixes"
+        return ("unsafe fix, verified (it may change the launch or the tensors a caller passes, or rest on a promise "
+                "only you can make): apply it with --fix --unsafe-fixes")
     return "safe fix, verified: apply it with --fix"

@@ -39,6 +39,62 @@ class FixSource:
         found = [n for n, p in self.positions.items() if isinstance(n, kind) and p.start.line <= line <= p.end.line]
         return sorted(found, key=lambda n: (self.positions[n].start.line, -self.positions[n].end.line), reverse=True)
 
+    def kernel_block(self, line: int):
+        """The `with T.Kernel(...)` whose body holds `line` (the alias of tilelang.language is then
+        `block.items[0].item.func.value`), else None."""
+        return next((block for block in self.enclosing(cst.With, line) if _is_call(block.items[0].item, "Kernel")
+                     and isinstance(block.items[0].item.func, cst.Attribute)), None)
+
+    def integer_literal(self, expr, kernel: str):
+        """The integer literal that gives `expr` its value in the kernel named `kernel`: `expr` itself; for a
+        parameter of a function around it (the factory), the literal the file's `kernel = factory(...)`
+        passes for it, else the parameter's default; for a name the module assigns once, that literal.
+        None where no single literal of the file writes the value."""
+        if isinstance(expr, cst.Integer):
+            return expr
+        if not isinstance(expr, cst.Name):
+            return None
+        for function in self.enclosing(cst.FunctionDef, self.start(expr)):
+            parameters = function.params
+            positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
+            parameter = next((p for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
+                              if p.name.value == expr.value), None)
+            if parameter is None:
+                continue
+            call = self._built_by(kernel, function.name.value)
+            passed = None
+            if call is not None:
+                index = positional.index(expr.value) if expr.value in positional else None
+                plain = [a for a in call.args if a.keyword is None and not a.star]
+                passed = next((a.value for a in call.args if a.keyword and a.keyword.value == expr.value),
+                              plain[index].value if index is not None and index < len(plain) else None)
+            value = passed if passed is not None else parameter.default
+            return value if isinstance(value, cst.Integer) else None
+        values = [value for target, value in self._module_assignments() if target == expr.value]
+        return values[0] if len(values) == 1 and isinstance(values[0], cst.Integer) else None
+
+    def _built_by(self, kernel: str, factory: str):
+        """The call of `factory` in the module's `kernel = factory(...)`, else None."""
+        for target, value in self._module_assignments():
+            if target == kernel and _is_call(value, factory):
+                return value
+        return None
+
+    def _module_assignments(self) -> list:
+        """(name, value) of each name the module's top-level statements assign, `A, B = 1, 2` pairwise."""
+        pairs = []
+        lines = [s for s in (self.wrapper.module.body if self.wrapper else ()) if isinstance(s, cst.SimpleStatementLine)]
+        for line in lines:
+            for assign in (s for s in line.body if isinstance(s, cst.Assign)):
+                for target in assign.targets:
+                    names, values = target.target, assign.value
+                    if isinstance(names, cst.Tuple) and isinstance(values, cst.Tuple) \
+                            and len(names.elements) == len(values.elements):
+                        pairs.extend((n.value, v.value) for n, v in zip(names.elements, values.elements))
+                    else:
+                        pairs.append((names, values))
+        return [(name.value, value) for name, value in pairs if isinstance(name, cst.Name)]
+
     def statement(self, line: int):
         """The simple statement line starting at `line`, else None."""
         return next(iter(self.nodes(cst.SimpleStatementLine, line)), None)
@@ -81,3 +137,8 @@ def call_name(call: cst.Call) -> str:
     """`T.serial(...)` -> "serial"; `range(...)` -> "range"."""
     func = call.func
     return func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+
+
+def _is_call(node, name: str) -> bool:
+    """`node` is a call of `name`: `T.Kernel(...)` for "Kernel", `relu(...)` for "relu"."""
+    return isinstance(node, cst.Call) and call_name(node) == name

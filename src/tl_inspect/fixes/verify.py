@@ -200,6 +200,9 @@ def _refusal(state: FileFixes, trial: _Trial, fixed: list) -> str:
             return f"kernel {name} is no longer found in the fixed file"
         if report.kernel.status == "ok" and after[name].kernel.status != "ok":
             return f"kernel {name} no longer compiles: {after[name].kernel.error}"
+        fewer = _fewer_bytes(report.kernel, after[name].kernel)
+        if fewer:
+            return f"kernel {name} {fewer}"
     moved = line_map(state.text, trial.text)
     before = {_identity(f, moved.get(f.line)) for f in _findings_of(state.reports)}
     remaining = {_identity(f, f.line) for f in _findings_of(trial.reports)}
@@ -214,6 +217,17 @@ def _refusal(state: FileFixes, trial: _Trial, fixed: list) -> str:
         if narrow:
             return narrow
     return ""
+
+
+def _fewer_bytes(before, after) -> str:
+    """How the fixed kernel moves fewer global bytes than the kernel did, where it does: a grown tile over
+    a grid that floors the length (`N // block`) leaves the last elements out, which no finding shows."""
+    if before.status != "ok" or before.ledger is None or after.ledger is None:
+        return ""
+    moved, moves = before.ledger.requested_bytes, after.ledger.requested_bytes
+    if moved is None or moves is None or moves >= moved:
+        return ""
+    return f"moves {moves} bytes after the fix where it moved {moved}: the fixed launch leaves elements out"
 
 
 def _narrower_than_proof(finding: Finding, state: FileFixes, after: dict, moved: dict) -> str:

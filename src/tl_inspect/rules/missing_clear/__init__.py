@@ -70,7 +70,13 @@ class UninitialisedAccumulation(Violation):
         return f"Initialise the accumulator first: `T.clear({self.buffer})` or `T.fill({self.buffer}, 0)`{gemm}"
 
     def autofix(self, source, finding) -> Fix | None:
-        """The identity of the accumulation stored into the buffer right after its declaration."""
+        """`clear_accum=True` on a `T.gemm` that runs once (in no loop of its kernel), else the identity
+        of the accumulation stored into the buffer right after its declaration: in a K loop
+        `clear_accum=True` would clear the sum of the earlier iterations each time."""
+        if self.operation == access.GEMM:
+            cleared = _clearing_gemm(source, finding.line)
+            if cleared is not None:
+                return fix_from(SAFE, source.text, cleared)
         identity = _identity(self.operation, self.statement)
         declaration = source.statement(self.declared_line) if self.declared_line else None
         if identity is None or declaration is None:
@@ -148,6 +154,13 @@ class MissingClear(Rule):
     GEMM; `T.fill(scores_max, -T.infinity(accum_dtype))` before the loop for a running max; and
     `if tk == 0: C_shared[tn] = 0` (or `T.clear(C_shared)`) before the first atomic add.
 
+    `--fix` offers one safe fix per finding: `clear_accum=True` on a `T.gemm` that no loop of its
+    kernel repeats (a single GEMM); otherwise the buffer's initialisation right after its declaration:
+    `T.clear(acc)` before a sum (a `T.gemm` in a K loop included, where `clear_accum=True` would clear
+    the earlier iterations' sum each time), `T.fill(acc, -T.infinity(dtype))` before a
+    `T.reduce_max(..., clear=False)`. A plain read gets no fix: the value it must start from is the
+    algorithm's.
+
     ## References
     - tl-inspect H200 measurements (docs/gpu-impact.md): a split-K style `acc[i, j] += ...` over 16 steps
       into a 128x128 fragment gave 3157 of 16384 wrong outputs without `T.clear`, none with it.
@@ -180,6 +193,25 @@ class MissingClear(Rule):
                 evidence.append(f"tilelang VerifyBufferInit: `{buffer.name}` is read before anything writes it")
             ctx.report(first.line, violation(buffer.name, first.form, first.statement, buffer.scope,
                                              buffer.declared_line), evidence=evidence)
+
+
+def _clearing_gemm(source, line: int) -> str | None:
+    """The file with `clear_accum=True` on the `T.gemm` of `line` where no loop of its kernel repeats it."""
+    statement = source.statement(line)
+    call = statement.body[0].value if statement is not None and isinstance(statement.body[0], cst.Expr) else None
+    kernel = source.kernel_block(line)
+    if not (isinstance(call, cst.Call) and call_name(call) == "gemm") or kernel is None:
+        return None
+    if any(source.start(loop) > source.start(kernel) for loop in source.enclosing((cst.For, cst.While), line)):
+        return None
+    given = next((a for a in call.args if a.keyword and a.keyword.value == "clear_accum"), None)
+    if given is not None:  # `clear_accum=False`: its value made True where it stands
+        return source.replaced(given, given.with_changes(value=cst.Name("True")))
+    flag = cst.Arg(cst.Name("True"), keyword=cst.Name("clear_accum"), equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    args = list(call.args)
+    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return source.replaced(call, call.with_changes(args=[*args, flag]))
 
 
 def _identity(operation: str, statement: str) -> str | None:
