@@ -69,10 +69,16 @@ def _term(name: str, what: str, case: str, bound: str = MEMORY, of_what: str = "
 #     fp8 stores 8 B apart: 4.0, 2.1 and 2.4 bytes per SM cycle;
 #   lone_thread_walk 8.77: 8192 fp32 rows of 16384, 1.038 ms against 0.118 ms for 128 threads reducing a
 #     T.copy'd row; lone_thread_vector_walk 5.17: the same walk with float4 loads, 0.620 ms;
-#   vector_row_walk 1.53: bf16 rows of 256 walked a whole vector a load, 0.382 ms against 0.249 ms;
-#   l1_bytes_per_wavefront 14.5: one wavefront per SM cycle (132 SMs at 1.98 GHz) against 4.3 TB/s, fitted
+#   vector_row_walk 1.62: bf16 rows of 256 walked a whole vector a load, 0.382 ms against 0.249 ms (1.53), and
+#     1.56-1.70 in six `tl-inspect calibrate` runs;
+#   l1_bytes_per_wavefront 16.6: `tl-inspect calibrate`'s 16.35-16.7 in six runs (14.5 before, from one wavefront
+#     per SM cycle (132 SMs at 1.98 GHz) against 4.3 TB/s), first fitted
 #     over five kernels (row walks 4.0x and 8.1x, chunk sums 3.22x, split-K GEMVs 6.46x and 6.77x);
-#   float_ops_per_ns 64500: 2^26 elements x 512 rounds x (a multiply and an add) in 1.065 ms.
+#   float_ops_per_ns 64500: 2^26 elements x 512 rounds x (a multiply and an add) in 1.065 ms;
+#   launch_ns 3850: `tl-inspect calibrate`'s fit from a 1.5 MB launch (an aligned fp16 add took 3.7 us at 0.1 MB,
+#     4.4 us at 1.6 MB, 96.8 us at 403 MB);
+#   lone_thread_element_ns 18.4, walk_load_ns 65, walk_vector_load_ns 148: a thread's walk on a grid too small
+#     to fill the GPU (docs/gpu-impact.md, "Estimates at a launch's own size").
 def two_bytes_per_thread() -> Measured:
     return _term("two_bytes_per_thread", "one 16-bit element per thread", "fp16 add, 1 per thread")
 

@@ -75,8 +75,8 @@ class CostTable:
     @property
     def launch_bytes(self) -> int:
         """What moves at full speed in the time a launch takes: below it, the launch hides most of what
-        an access loses, and an estimate holds for larger sizes (on the H200 an fp16 add with a tail guard
-        against its aligned twin: 1.05x at 2^16 elements, 1.17x at 2^18, 1.63x at 2^20, 2.5x from 2^22 on)."""
+        an access loses (on the H200 an fp16 add with a tail guard against its aligned twin: 1.00x at 2^16
+        elements, 1.05x at 2^18, 1.45x at 2^20, 1.90x at 2^22, 2.55x at 2^26)."""
         return int(self["launch_ns"] * self["full_speed_bytes_per_ns"])
 
     def describe(self) -> str:
