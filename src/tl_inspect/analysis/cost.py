@@ -273,10 +273,14 @@ def launch_ns(accesses, launch_bytes: int, replaced: dict | None = None, block_s
               workload=None, widened: dict | None = None) -> float:
     """One launch moving `launch_bytes`, in ns: the launch's own time, then the busiest resource's or one
     thread's walk, whichever is longer (`widened`: id(access) -> its bits once a change is made)."""
-    table = cost_table.active()
+    return cost_table.active()["launch_ns"] + max(
+        _launch_parts(accesses, launch_bytes, replaced, block_scale, workload, widened))
+
+
+def _launch_parts(accesses, launch_bytes, replaced, block_scale, workload, widened) -> tuple[float, float]:
+    """(ns its busiest resource takes over `launch_bytes`, ns of its longest walk)."""
     units = kernel_time(accesses, replaced, block_scale, workload)
-    return table["launch_ns"] + max(units * launch_bytes / table["full_speed_bytes_per_ns"],
-                                    walk_ns(accesses, widened))
+    return units * launch_bytes / cost_table.active()["full_speed_bytes_per_ns"], walk_ns(accesses, widened)
 
 
 def walk_ns(accesses, widened: dict | None = None) -> float:
@@ -303,9 +307,8 @@ def kernel_slowdown_at(launch_bytes: int, accesses, members, block_scale: float 
     """`kernel_slowdown` for a launch of `launch_bytes`, with what keeps it lower: LAUNCH (the launch's own
     time counts against the little the launch moves) or WALK (a thread's walk, longer than the memory
     traffic at this size)."""
-    before = launch_ns(accesses, launch_bytes, workload=workload)
+    moving, walk = _launch_parts(accesses, launch_bytes, None, 1.0, workload, None)
+    before = cost_table.active()["launch_ns"] + max(moving, walk)
     widened = {id(a): a.proof.bits_after if a.proof is not None else a.max_bits or a.bits for a in members}
     after = launch_ns(accesses, launch_bytes, _fixed(members), block_scale, workload, widened)
-    table = cost_table.active()
-    moving = kernel_time(accesses, workload=workload) * launch_bytes / table["full_speed_bytes_per_ns"]
-    return before / after, WALK if walk_ns(accesses) > moving else LAUNCH
+    return before / after, WALK if walk > moving else LAUNCH
