@@ -141,6 +141,26 @@ def _leading(tensor, like):
     return tensor[:like.shape[0]] if like.dim() == 1 else tensor[:, :like.shape[1]]
 
 
+def _proof_pair(spec, access, arch: str) -> tuple:
+    """(the kernel, the variant `--measure` timed for `access`): built the way its proof built it, from
+    the cause set whose change is the proof's (a factory called again with an aligned length, else the
+    PrimFunc rewritten)."""
+    from tvm.target import Target
+
+    from tl_inspect.analysis.proofs import causes_tried
+    from tl_inspect.inspector import hooks
+    from tl_inspect.inspector.lowering import variant_of
+
+    target = hooks.cuda_target(arch)
+    with Target(target):
+        func = spec.build()[0]
+    for tried in causes_tried(access.causes):
+        built = variant_of(func, tried, spec.call, target)
+        if built is not None and built[1] == access.proof.change:
+            return func, built[0]
+    raise RuntimeError(f"no rebuild makes the proof's change {access.proof.change!r}")
+
+
 def measured(paths: list[str], budget: float, json_out: str | None = None) -> None:
     """`--measure` over `paths` (files or folders), then each measured finding's pair timed again by this
     harness: every pair rebuilt from the finding's cause, all compiled at once, then timed one by one.
@@ -151,12 +171,12 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
 
     import tl_inspect
     from gpu_narrow import median_ms
-    from tl_inspect.causes import root
-    from tl_inspect.inspector import hooks, rewrites
+    from tl_inspect.inspector import hooks
     from tl_inspect.inspector.discovery import discover, import_user_file
     from tl_inspect.inspector.job import Job
 
     tilelang.set_log_level("WARNING")
+    hooks.use_arch("sm_90")  # as a worker does: a file's import-time compiles work without a device of its arch
     rows, pairs, specs = [], [], {}
     for path in paths:
         for kernel in tl_inspect.inspect(path, measure=True, measure_budget=budget):
@@ -173,11 +193,13 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
                     continue
                 try:
                     if kernel.file not in specs:
-                        module, _ = import_user_file(os.path.abspath(kernel.file))
+                        module, error = import_user_file(os.path.abspath(kernel.file))
+                        if error:
+                            raise RuntimeError(f"importing {kernel.file}: {error[0]}")
                         specs[kernel.file] = {(s.name, s.case): s for s in discover(module, Job(path=kernel.file))[0]}
                     access = next(a for a in kernel.accesses if a.line == finding.line and a.proof == finding.proof)
-                    func = specs[kernel.file][(kernel.name, kernel.artifact.case)].build()[0]
-                    variant = rewrites.variant_without(func, (root(access.cause),))[0]
+                    func, variant = _proof_pair(specs[kernel.file][(kernel.name, kernel.artifact.case)], access,
+                                                kernel.artifact.arch)
                     rows.append((where, finding, len(pairs), ""))
                     pairs.append((func, variant))
                 except Exception as exc:  # one pair that cannot be rebuilt must not cost the whole (leased) run

@@ -35,10 +35,7 @@ def prove(accesses: tuple, source: str, rebuild, workload: Workload = Workload()
     proven: dict = {}
     built_count = 0
     for members in groups.values():
-        causes = members[0].causes[:MAX_CAUSES_TRIED]
-        # two causes may each hold the access back (a tail guard over one element per thread): then
-        # only removing both shows it
-        for tried in [(cause,) for cause in causes] + ([tuple(causes[:2])] if len(causes) > 1 else []):
+        for tried in causes_tried(members[0].causes):
             if built_count >= MAX_PROOFS_PER_KERNEL:
                 break
             built = rebuild(tried)
@@ -56,6 +53,14 @@ def prove(accesses: tuple, source: str, rebuild, workload: Workload = Workload()
                 proven.update(found)
                 break
     return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses), workload)
+
+
+def causes_tried(causes: tuple) -> list:
+    """The cause sets a proof rebuilds the kernel without, in turn: each of the first causes alone, then
+    the first two together, as two causes may each hold the access back (a tail guard over one element
+    per thread): then only removing both shows it."""
+    causes = causes[:MAX_CAUSES_TRIED]
+    return [(cause,) for cause in causes] + ([tuple(causes[:2])] if len(causes) > 1 else [])
 
 
 def _own(access, cause: Cause) -> Cause:

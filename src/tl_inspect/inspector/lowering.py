@@ -151,11 +151,7 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
     def rebuild(causes: tuple):
         """None when no rewrite removes `causes`; else (the change in the user's terms, (CUDA source,
         accesses) of the kernel lowered without them, or None when that kernel does not compile)."""
-        try:
-            with Target(target):
-                built = _variant(prim_func, causes, call)
-        except Exception:  # noqa: BLE001 - the user's factory may refuse the aligned arguments
-            built = rewrites.variant_without(prim_func, causes)
+        built = variant_of(prim_func, causes, call, target)
         if built is None:
             return None
         func, change = built
@@ -172,6 +168,16 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
         return change, (variant_source, variant_accesses)
 
     return artifact, rebuild, variants
+
+
+def variant_of(prim_func, causes: tuple, call: FactoryCall | None, target):
+    """(the kernel without `causes`, the change in the user's terms), or None: the variant a proof lowers
+    and `--measure` times, built for `target` (a factory may ask for it)."""
+    try:
+        with Target(target):
+            return _variant(prim_func, causes, call)
+    except Exception:  # noqa: BLE001 - the user's factory may refuse the aligned arguments
+        return rewrites.variant_without(prim_func, causes)
 
 
 def _variant(prim_func, causes: tuple, call: FactoryCall | None):
