@@ -1,7 +1,8 @@
 """Each finding's estimate against the GPU: the kernel next to the one its proof rebuilds, timed by this
 script's own harness (gpu_narrow.py's: median of 30 launches after 5 warm-ups, CUDA events around one
 launch with a `torch.cuda._sleep` queued first), independent of `--measure`'s; with `--measured` the L2 is
-flushed before each launch, as `--measure` does.
+flushed before each launch and there are as many launches as move 2 GiB (up to 2000), as `--measure` does,
+but one form's launches after the other's, in one pass.
 
   python benchmarks/gpu_findings.py --plan plan.pkl       (no GPU) inspects every case below at its
       measuring size and writes, per finding, the causes its proof removed and its estimate;
@@ -127,7 +128,12 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
     torch.cuda.synchronize()
     got = bad_args[-1]
     agree = torch.allclose(got.float(), _leading(good_args[-1], got).float(), rtol=2e-2, atol=2e-2)
-    bad_ms, good_ms = median_ms(lambda: bad_k(*bad_args), flush), median_ms(lambda: good_k(*good_args), flush)
+    from gpu_narrow import REPEAT
+
+    # flushed launches of a few microseconds need as many samples as --measure takes to hold still
+    repeat = REPEAT if flush is None else min(2000, max(REPEAT, -(-(2 << 30) // min(bad_bytes, good_bytes))))
+    bad_ms = median_ms(lambda: bad_k(*bad_args), flush, repeat)
+    good_ms = median_ms(lambda: good_k(*good_args), flush, repeat)
     return bad_ms, good_ms, (bad_ms / bad_bytes) / (good_ms / good_bytes), agree
 
 
@@ -193,9 +199,9 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
                     continue
                 try:
                     if kernel.file not in specs:
-                        module, error = import_user_file(os.path.abspath(kernel.file))
+                        module, (error, _) = import_user_file(os.path.abspath(kernel.file))
                         if error:
-                            raise RuntimeError(f"importing {kernel.file}: {error[0]}")
+                            raise RuntimeError(f"importing {kernel.file}: {error}")
                         specs[kernel.file] = {(s.name, s.case): s for s in discover(module, Job(path=kernel.file))[0]}
                     access = next(a for a in kernel.accesses if a.line == finding.line and a.proof == finding.proof)
                     func, variant = _proof_pair(specs[kernel.file][(kernel.name, kernel.artifact.case)], access,

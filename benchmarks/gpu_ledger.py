@@ -4,7 +4,7 @@ that time set against the arch's peaks. The side a kernel lands on is the resour
 
   python benchmarks/gpu_ledger.py [FILE.py::KERNEL ...]      (on a GPU)
 Timing as `--measure` times (tl_inspect.inspector.measure: the L2 flushed before each launch, enough
-launches to move 256 MB, two passes).
+launches to move 2 GiB, two passes).
 """
 
 import argparse

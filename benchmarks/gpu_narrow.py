@@ -493,13 +493,13 @@ def global_accesses(source: str) -> str:
 # ---- measuring
 
 
-def median_ms(launch, flush=None) -> float:
+def median_ms(launch, flush=None, repeat=REPEAT) -> float:
     """`flush`: a buffer zeroed before each timed launch, so the launch finds none of its data in the L2."""
     for _ in range(WARMUP):
         launch()
     torch.cuda.synchronize()
     times = []
-    for _ in range(REPEAT):
+    for _ in range(repeat):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(SLEEP_CYCLES)
         if flush is not None:

@@ -2,8 +2,8 @@
 lowered (the same PrimFuncs, kept by `lowering`), so a finding says what removing its cause gains here.
 
 Both forms get the same seeded inputs; each is warmed up, then timed launch by launch with CUDA events,
-the L2 flushed before every launch, over enough launches to move 256 MB, in two passes (the second in
-the opposite order), keeping each form's smaller median. Worker only: it imports torch and initialises
+the L2 flushed before every launch, the two forms' launches taking turns, over enough launches to move
+2 GiB, in two passes (the second in the opposite order), keeping each form's smaller median. Worker only: it imports torch and initialises
 CUDA.
 """
 
@@ -18,7 +18,10 @@ from tl_inspect.inspector import hooks, rewrites
 from tl_inspect.inspector.errors import message_of, printable
 from tl_inspect.model import KernelArtifact, Measured, Verdict
 
-MOVED_BYTES = 256 << 20  # each form's timed launches move at least this much (its buffers' bytes)
+# each form's timed launches move at least this much (its buffers' bytes): on the H200 the median of the
+# 500 launches that makes for a 4 MB launch of 5 us varies by under 1 % run to run, where 64 launches
+# (256 MB) varied by up to 2 % (docs/gpu-impact.md)
+MOVED_BYTES = 2 << 30
 MIN_LAUNCHES, MAX_LAUNCHES = 10, 2000  # a median needs some; a tiny kernel must not take minutes
 WARMUP = 3
 # GPU cycles queued before each timed launch (about 0.1 ms), more than the host takes to queue the flush, the
@@ -138,16 +141,18 @@ def compare(before: Form, after: Form, same_function: bool) -> Measured:
 
 
 def launch_times(*forms: Form) -> dict:
-    """Form -> milliseconds of its launches: each warmed up, then timed in two passes (the second in
-    the opposite order), keeping each form's quieter pass: the other order may have left it a cold
-    clock or a busy neighbour."""
+    """Form -> milliseconds of its launches: each warmed up, then timed in two passes of launches taking
+    turns (the second pass in the opposite order), keeping each form's quieter pass. Taking turns, both
+    forms see the same clocks and neighbours: a drift between two blocks of launches is most of what
+    two runs of a 5 us launch disagree by."""
     import torch
 
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
     for form in forms:
         for _ in range(WARMUP):
             form.launch()
-    passes = [{form: _launch_times(form, flush, torch) for form in order} for order in (forms, forms[::-1])]
+    count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, *(math.ceil(MOVED_BYTES / max(f.bytes, 1)) for f in forms)))
+    passes = [_taking_turns(order, count, flush, torch) for order in (forms, forms[::-1])]
     return {form: min((p[form] for p in passes), key=statistics.median) for form in forms}
 
 
@@ -167,19 +172,24 @@ def _outputs_agree(before: Form, after: Form, torch) -> bool:
         for b, a in zip(before.tensors, after.tensors))
 
 
-def _launch_times(form: Form, flush, torch) -> list:
-    """Milliseconds of each of enough single launches to move MOVED_BYTES, each after the L2 flush, each
-    launch queued behind a sleep and waited for before the next, so no launch waits on the host."""
-    count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, math.ceil(MOVED_BYTES / max(form.bytes, 1))))
-    times = []
-    for _ in range(count):
-        torch.cuda._sleep(QUEUED_AHEAD_CYCLES)
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        form.launch()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
+def _taking_turns(forms: tuple, count: int, flush, torch) -> dict:
+    """Form -> milliseconds of `count` single launches of each, the forms taking turns (A B, then B A,
+    so neither always follows the other)."""
+    times: dict = {form: [] for form in forms}
+    for turn in range(count):
+        for form in forms if turn % 2 == 0 else forms[::-1]:
+            times[form].append(_launch_ms(form, flush, torch))
     return times
 
+
+def _launch_ms(form: Form, flush, torch) -> float:
+    """Milliseconds of one launch after the L2 flush, queued behind a sleep and waited for before the
+    next, so it never waits on the host."""
+    torch.cuda._sleep(QUEUED_AHEAD_CYCLES)
+    flush.zero_()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    form.launch()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
