@@ -1,7 +1,7 @@
 """Each finding's estimate against the GPU: the kernel next to the one its proof rebuilds, timed by this
 script's own harness (gpu_narrow.py's: median of 30 launches after 5 warm-ups, CUDA events around one
 launch with a `torch.cuda._sleep` queued first), independent of `--measure`'s; with `--measured` the L2 is
-flushed before each launch and there are as many launches as move 2 GiB (up to 2000), as `--measure` does,
+flushed before each launch and there are as many launches as move 2 GiB (10 to 2000), as `--measure` does,
 but one form's launches after the other's, in one pass.
 
   python benchmarks/gpu_findings.py --plan plan.pkl       (no GPU) inspects every case below at its
@@ -110,6 +110,8 @@ def measure(plan_file: str) -> None:
 def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, flush=None):
     """(ms bad, ms good, slowdown per byte, outputs agree) of two compiled forms on the same inputs (the
     leading part of a padded form's), their trailing `outputs` parameters compared; `flush` as median_ms's."""
+    from tl_inspect.inspector.measure import MAX_LAUNCHES, MIN_LAUNCHES, MOVED_BYTES
+
     runs = []
     for kernel, func in ((bad, bad_func), (good, good_func)):
         shapes = [tuple(int(d) for d in p.shape) for p in (func.buffer_map[v] for v in func.params)]
@@ -128,12 +130,11 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
     torch.cuda.synchronize()
     got = bad_args[-1]
     agree = torch.allclose(got.float(), _leading(good_args[-1], got).float(), rtol=2e-2, atol=2e-2)
-    from gpu_narrow import REPEAT
-
     # flushed launches of a few microseconds need as many samples as --measure takes to hold still
-    repeat = REPEAT if flush is None else min(2000, max(REPEAT, -(-(2 << 30) // min(bad_bytes, good_bytes))))
-    bad_ms = median_ms(lambda: bad_k(*bad_args), flush, repeat)
-    good_ms = median_ms(lambda: good_k(*good_args), flush, repeat)
+    count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, -(-MOVED_BYTES // min(bad_bytes, good_bytes))))
+    samples = {} if flush is None else {"repeat": count}
+    bad_ms = median_ms(lambda: bad_k(*bad_args), flush, **samples)
+    good_ms = median_ms(lambda: good_k(*good_args), flush, **samples)
     return bad_ms, good_ms, (bad_ms / bad_bytes) / (good_ms / good_bytes), agree
 
 

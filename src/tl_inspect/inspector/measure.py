@@ -3,8 +3,8 @@ lowered (the same PrimFuncs, kept by `lowering`), so a finding says what removin
 
 Both forms get the same seeded inputs; each is warmed up, then timed launch by launch with CUDA events,
 the L2 flushed before every launch, the two forms' launches taking turns, over enough launches to move
-2 GiB, in two passes (the second in the opposite order), keeping each form's smaller median. Worker only: it imports torch and initialises
-CUDA.
+2 GiB, in two passes (the second in the opposite order), keeping each form's smaller median. Worker
+only: it imports torch and initialises CUDA.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from tl_inspect.inspector import hooks, rewrites
 from tl_inspect.inspector.errors import message_of, printable
 from tl_inspect.model import KernelArtifact, Measured, Verdict
 
-# each form's timed launches move at least this much (its buffers' bytes): on the H200 the median of the
-# 500 launches that makes for a 4 MB launch of 5 us varies by under 1 % run to run, where 64 launches
-# (256 MB) varied by up to 2 % (docs/gpu-impact.md)
+# each form's timed launches move at least this much (its buffers' bytes): on the H200, 500 launches of a
+# 4 MB pair taking turns gave medians within 1 % run to run for 20 of 23 pairs, where blocks of 64 launches
+# (256 MB) differed by up to 2.3 % (docs/gpu-impact.md)
 MOVED_BYTES = 2 << 30
 MIN_LAUNCHES, MAX_LAUNCHES = 10, 2000  # a median needs some; a tiny kernel must not take minutes
 WARMUP = 3
