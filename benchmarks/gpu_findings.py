@@ -1,8 +1,9 @@
 """Each finding's estimate against the GPU: the kernel next to the one its proof rebuilds, timed by this
 script's own harness (gpu_narrow.py's: median of 30 launches after 5 warm-ups, CUDA events around one
 launch with a `torch.cuda._sleep` queued first), independent of `--measure`'s; with `--measured` the L2 is
-flushed before each launch and there are as many launches as move 2 GiB (10 to 2000), as `--measure` does,
-but one form's launches after the other's, in one pass.
+flushed before each launch, there are as many launches as move 2 GiB (10 to 2000), rotating through as
+many copies of the inputs, and a form's time is the mean of the middle 80 %, as `--measure` does, but one
+form's launches after the other's, in one pass.
 
   python benchmarks/gpu_findings.py --plan plan.pkl       (no GPU) inspects every case below at its
       measuring size and writes, per finding, the causes its proof removed and its estimate;
@@ -19,6 +20,7 @@ Sizes of the cases below are chosen to move 0.25-2 GB per launch, so the launch 
 
 import argparse
 import importlib.util
+import itertools
 import json
 import os
 import pickle
@@ -33,7 +35,8 @@ CASES = [
     ("bf16_cast_naive", "fixtures/kernels/vec_cast.py", "to_bfloat16_one_per_thread", {"N": N28}, 1),
     ("scale_naive", "fixtures/kernels/vec_elementwise_1d.py", "scale_one_per_thread", {"N": N28}, 1),
     ("add_explicit_index", "src/tl_inspect/calibration/suite.py", "add_explicit_index", {"N": N28}, 1),
-    ("relu_threads_and_block", "fixtures/kernels/vec_grow_tile.py", "relu", {"N": N28, "threads": 128, "block": 128}, 1),
+    ("relu_threads_and_block", "fixtures/kernels/vec_grow_tile.py", "relu", {"N": N28, "threads": 128,
+                                                                             "block": 128}, 1),
     ("relu_odd_grid", "fixtures/kernels/vec_grow_tile.py", "relu", {"N": ((1 << 21) + 1) * 128, "threads": 128,
                                                                     "block": 128}, 1),
     ("shuffled", "fixtures/kernels/vec_index_patterns.py", "channel_shuffle", {"M": 1 << 20, "C": 256}, 1),
@@ -109,8 +112,10 @@ def measure(plan_file: str) -> None:
 
 def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, flush=None):
     """(ms bad, ms good, slowdown per byte, outputs agree) of two compiled forms on the same inputs (the
-    leading part of a padded form's), their trailing `outputs` parameters compared; `flush` as median_ms's."""
-    from tl_inspect.inspector.measure import MAX_LAUNCHES, MIN_LAUNCHES, MOVED_BYTES
+    leading part of a padded form's), their trailing `outputs` parameters compared; `flush` as median_ms's,
+    and with it --measure's launch count, copies of the inputs and statistic."""
+    from gpu_narrow import launch_ms
+    from tl_inspect.inspector.measure import COPIES, MAX_LAUNCHES, MIN_LAUNCHES, MOVED_BYTES, ROTATED_BYTES, typical_ms
 
     runs = []
     for kernel, func in ((bad, bad_func), (good, good_func)):
@@ -130,12 +135,22 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
     torch.cuda.synchronize()
     got = bad_args[-1]
     agree = torch.allclose(got.float(), _leading(good_args[-1], got).float(), rtol=2e-2, atol=2e-2)
-    # flushed launches of a few microseconds need as many samples as --measure takes to hold still
-    count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, -(-MOVED_BYTES // min(bad_bytes, good_bytes))))
-    samples = {} if flush is None else {"repeat": count}
-    bad_ms = median_ms(lambda: bad_k(*bad_args), flush, **samples)
-    good_ms = median_ms(lambda: good_k(*good_args), flush, **samples)
+    if flush is None:
+        bad_ms, good_ms = median_ms(lambda: bad_k(*bad_args)), median_ms(lambda: good_k(*good_args))
+    else:
+        # flushed launches of a few microseconds need as many samples, and as many allocations of their
+        # inputs, as --measure takes to hold still
+        count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, -(-MOVED_BYTES // min(bad_bytes, good_bytes))))
+        bad_ms, good_ms = (typical_ms(launch_ms(_rotating(kernel, args, nbytes, COPIES, ROTATED_BYTES), flush, count))
+                           for kernel, args, nbytes in ((bad_k, bad_args, bad_bytes), (good_k, good_args, good_bytes)))
     return bad_ms, good_ms, (bad_ms / bad_bytes) / (good_ms / good_bytes), agree
+
+
+def _rotating(kernel, args: list, nbytes: int, most: int, rotated_bytes: int):
+    """A launch of `kernel` on the next of up to `most` copies of `args` (as many as fit `rotated_bytes`)."""
+    copies = [args] + [[a.clone() for a in args] for _ in range(min(most, max(1, rotated_bytes // nbytes)) - 1)]
+    turns = itertools.cycle(copies)
+    return lambda: kernel(*next(turns))
 
 
 def _at_size(cost) -> float:
@@ -231,7 +246,8 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
                 (func, variant), bad, good = pairs[index], kernels[2 * index], kernels[2 * index + 1]
                 *_, again, _ = _time_pair(func, variant, 1, bad, good, torch, median_ms, flush)
                 record["harness"] = again
-                text = (f" {got.slowdown:.2f} | {again:.2f} | {'yes' if abs(got.slowdown / again - 1) <= 0.05 else 'NO'}"
+                agrees = abs(got.slowdown / again - 1) <= 0.05
+                text = (f" {got.slowdown:.2f} | {again:.2f} | {'yes' if agrees else 'NO'}"
                         f" | {'yes' if abs(_at_size(finding.cost) / got.slowdown - 1) <= 0.20 else 'no'} |")
             except Exception as exc:  # noqa: BLE001 - as above
                 text = f" {got.slowdown:.2f} | error: {type(exc).__name__}: {str(exc)[:120]} | - | - |"
@@ -248,7 +264,8 @@ def main() -> int:
     parser.add_argument("plan_file", nargs="?", help="the plan to measure (on a GPU)")
     parser.add_argument("--plan", metavar="OUT", help="no GPU: inspect the cases and write the plan")
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
-    parser.add_argument("--measured", nargs="+", metavar="PATH", help="on a GPU: --measure PATH, checked by this harness")
+    parser.add_argument("--measured", nargs="+", metavar="PATH",
+                        help="on a GPU: --measure PATH, checked by this harness")
     parser.add_argument("--json", metavar="OUT", help="with --measured: also write each row's figures as JSON")
     parser.add_argument("--budget", type=float, default=600.0, help="--measure-budget for --measured (seconds)")
     options = parser.parse_args()

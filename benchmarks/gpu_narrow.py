@@ -495,6 +495,11 @@ def global_accesses(source: str) -> str:
 
 def median_ms(launch, flush=None, repeat=REPEAT) -> float:
     """`flush`: a buffer zeroed before each timed launch, so the launch finds none of its data in the L2."""
+    return statistics.median(launch_ms(launch, flush, repeat))
+
+
+def launch_ms(launch, flush=None, repeat=REPEAT) -> list[float]:
+    """Milliseconds of `repeat` single launches after WARMUP, each queued behind a sleep; `flush` as median_ms's."""
     for _ in range(WARMUP):
         launch()
     torch.cuda.synchronize()
@@ -509,7 +514,7 @@ def median_ms(launch, flush=None, repeat=REPEAT) -> float:
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return times
 
 
 def measure(kernel, run: Launch) -> tuple[float, bool]:

@@ -4,6 +4,7 @@ costly finding's proof variant against the kernel and reports the measurement in
 from __future__ import annotations
 
 import json
+import statistics
 
 import pytest
 
@@ -89,3 +90,19 @@ def test_a_spent_budget_says_so_on_each_finding_left_over():
     assert any("measured" in c for c in costs)
     left = [c for c in costs if "measured" not in c]
     assert left and all("measuring budget (--measure-budget) was spent" in c["unmeasured"] for c in left), costs
+
+
+def test_a_forms_time_follows_the_mix_of_its_launch_modes_where_the_median_jumps_between_them():
+    from tl_inspect.inspector.measure import typical_ms
+
+    # a 4 us launch's times as measured on the H200: two modes 0.23 us apart, mixed about evenly
+    def mixed(share_fast: float) -> list:
+        fast = round(1000 * share_fast)
+        return [0.00387] * fast + [0.00410] * (1000 - fast) + [0.00502] * 20
+
+    medians = [statistics.median(mixed(share)) for share in (0.47, 0.53)]
+    typical = [typical_ms(mixed(share)) for share in (0.47, 0.53)]
+    assert medians[0] / medians[1] == pytest.approx(0.00410 / 0.00387)
+    assert 1 < typical[0] / typical[1] < 1.005  # 6 % of launches moved 0.23 us
+    assert 0.00387 < typical[1] < 0.00410
+    assert typical_ms([0.004] * 9 + [0.04]) == pytest.approx(0.004)

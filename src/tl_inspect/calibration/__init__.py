@@ -90,7 +90,7 @@ def _timed(chosen: list, arch: str, out) -> list:
     from tvm.target import Target
 
     from tl_inspect.inspector import hooks
-    from tl_inspect.inspector.measure import Form, launch_times, spread
+    from tl_inspect.inspector.measure import Form, launch_times, spread, typical_ms
 
     tilelang.set_log_level("WARNING")
     funcs = [f for case in chosen for f in (case.bad, case.good) if f is not None]
@@ -107,8 +107,8 @@ def _timed(chosen: list, arch: str, out) -> list:
             times = launch_times(*(f for f in (bad, good) if f is not None))
             result = fit.Timed(
                 term=case.term, label=case.label, fit=case.fit,
-                ms_good=_median(times[good]), bytes_good=good.bytes,
-                ms_bad=_median(times[bad]) if bad else None, bytes_bad=bad.bytes if bad else None,
+                ms_good=round(typical_ms(times[good]), 5), bytes_good=good.bytes,
+                ms_bad=round(typical_ms(times[bad]), 5) if bad else None, bytes_bad=bad.bytes if bad else None,
                 spread=round(max(spread(t) for t in times.values()), 4))
             shown = f"{result.measured:.3f}x" if case.fit == RATIO else f"{result.measured / 1e3:.2f} us"
             print(f"  {case.term}: {case.label}: {shown}", file=out, flush=True)
@@ -120,12 +120,6 @@ def _timed(chosen: list, arch: str, out) -> list:
         del bad, good
         torch.cuda.empty_cache()
     return timed
-
-
-def _median(times: list) -> float:
-    import statistics
-
-    return round(statistics.median(times), 5)
 
 
 def _write(path: str, gpu: str, arch: str, fitted: list, fits: list, base) -> None:

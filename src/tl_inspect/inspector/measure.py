@@ -1,10 +1,11 @@
 """`--measure`: a kernel with a costly finding timed on this machine's GPU against each variant its proofs
 lowered (the same PrimFuncs, kept by `lowering`), so a finding says what removing its cause gains here.
 
-Both forms get the same seeded inputs; each is warmed up, then timed launch by launch with CUDA events,
-the L2 flushed before every launch, the two forms' launches taking turns, over enough launches to move
-2 GiB, in two passes (the second in the opposite order), keeping each form's smaller median. Worker
-only: it imports torch and initialises CUDA.
+Both forms get the same seeded inputs, in several copies that their launches rotate through; each is
+warmed up, then timed launch by launch with CUDA events, the L2 flushed before every launch, the two
+forms' launches taking turns, over enough launches to move 2 GiB, in two passes (the second in the
+opposite order). A form's time is the mean of the middle 80 % of its launches. Worker only: it imports
+torch and initialises CUDA.
 """
 
 from __future__ import annotations
@@ -22,7 +23,15 @@ from tl_inspect.model import KernelArtifact, Measured, Verdict
 # 4 MB pair taking turns gave medians within 1 % run to run for 20 of 23 pairs, where blocks of 64 launches
 # (256 MB) differed by up to 2.3 % (docs/gpu-impact.md)
 MOVED_BYTES = 2 << 30
-MIN_LAUNCHES, MAX_LAUNCHES = 10, 2000  # a median needs some; a tiny kernel must not take minutes
+MIN_LAUNCHES, MAX_LAUNCHES = 10, 2000  # a mean needs some; a tiny kernel must not take minutes
+# a launch of a few microseconds runs up to 6 % faster or slower on one allocation of its buffers than on
+# another, in one process and across processes; rotating through copies of the inputs (up to this many bytes
+# of them, at most COPIES) times every launch over several allocations, and two processes then agree within
+# 1 % on the same pair (docs/gpu-impact.md)
+ROTATED_BYTES, COPIES = 256 << 20, 8
+# the launch times of one form fall in modes about 0.2 us apart, and which mode holds the median moves from
+# run to run (a 4 us launch's median: 4.03 or 3.81 us); the mean of the middle 80 % follows the mix of modes
+TRIMMED = 0.1
 WARMUP = 3
 # GPU cycles queued before each timed launch (about 0.1 ms), more than the host takes to queue the flush, the
 # events and the launch: otherwise the start event fires while the launch is still on its way from the host,
@@ -83,21 +92,31 @@ def _same_function(causes: tuple) -> bool:
 
 class Form:
     """One form of a kernel, compiled with nvcc (unless `kernel` is the compiled one already), with its
-    inputs allocated and filled; `case`: the values of its run-time lengths and scalars."""
+    inputs allocated and filled, in as many copies as fit ROTATED_BYTES (at most COPIES); `case`: the
+    values of its run-time lengths and scalars."""
 
     def __init__(self, func, case: dict, arch: str, pass_configs: dict | None = None, kernel=None):
         import tilelang
         import torch
         from tvm.target import Target
 
-        self.args = [_argument(func, param, case, index, torch) for index, param in enumerate(func.params)]
+        self.args = self._arguments(func, case, torch)
         self.tensors = [a for a in self.args if isinstance(a, torch.Tensor)]
         self.bytes = sum(t.numel() * t.element_size() for t in self.tensors)
+        copies = min(COPIES, max(1, ROTATED_BYTES // max(self.bytes, 1)))
+        self.copies = [self.args] + [self._arguments(func, case, torch) for _ in range(copies - 1)]
+        self.launches = 0
         self.kernel = kernel or tilelang.compile(func, target=Target(hooks.cuda_target(arch)),
                                                  pass_configs=pass_configs or None)
 
+    @staticmethod
+    def _arguments(func, case: dict, torch) -> list:
+        return [_argument(func, param, case, index, torch) for index, param in enumerate(func.params)]
+
     def launch(self) -> None:
-        self.kernel(*self.args)
+        """One launch, on the next copy of the inputs."""
+        self.kernel(*self.copies[self.launches % len(self.copies)])
+        self.launches += 1
 
 
 def _argument(func, param, case: dict, index: int, torch):
@@ -132,28 +151,34 @@ def compare(before: Form, after: Form, same_function: bool) -> Measured:
     import torch
 
     agree = _outputs_agree(before, after, torch) if same_function else None
-    kept = launch_times(before, after)
-    ms_before, ms_after = statistics.median(kept[before]), statistics.median(kept[after])
+    times = launch_times(before, after)
+    ms_before, ms_after = typical_ms(times[before]), typical_ms(times[after])
     return Measured(slowdown=round((ms_before / before.bytes) / (ms_after / after.bytes), 3),
                     ms_before=round(ms_before, 4), ms_after=round(ms_after, 4),
-                    gpu=torch.cuda.get_device_name(), spread=round(max(spread(t) for t in kept.values()), 4),
+                    gpu=torch.cuda.get_device_name(), spread=round(max(spread(t) for t in times.values()), 4),
                     outputs_agree=agree)
 
 
 def launch_times(*forms: Form) -> dict:
     """Form -> milliseconds of its launches: each warmed up, then timed in two passes of launches taking
-    turns (the second pass in the opposite order), keeping each form's quieter pass. Taking turns, both
-    forms see the same clocks and neighbours: a drift between two blocks of launches is most of what
-    two runs of a 5 us launch disagree by."""
+    turns (the second pass in the opposite order). Taking turns, both forms see the same clocks and
+    neighbours: a drift between two blocks of launches is most of what two runs of a 5 us launch
+    disagree by."""
     import torch
 
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
     for form in forms:
-        for _ in range(WARMUP):
+        for _ in range(WARMUP * len(form.copies)):
             form.launch()
     count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, *(math.ceil(MOVED_BYTES / max(f.bytes, 1)) for f in forms)))
     passes = [_taking_turns(order, count, flush, torch) for order in (forms, forms[::-1])]
-    return {form: min((p[form] for p in passes), key=statistics.median) for form in forms}
+    return {form: [ms for p in passes for ms in p[form]] for form in forms}
+
+
+def typical_ms(times: list) -> float:
+    """The mean of the middle 80 % of `times`."""
+    kept = sorted(times)[int(len(times) * TRIMMED):math.ceil(len(times) * (1 - TRIMMED))]
+    return statistics.fmean(kept)
 
 
 def spread(times: list) -> float:
@@ -164,8 +189,8 @@ def spread(times: list) -> float:
 
 def _outputs_agree(before: Form, after: Form, torch) -> bool:
     """One launch of each on the same inputs, then every buffer compared (the outputs among them)."""
-    before.launch()
-    after.launch()
+    before.kernel(*before.args)
+    after.kernel(*after.args)
     torch.cuda.synchronize()
     return len(before.tensors) == len(after.tensors) and all(
         b.shape == a.shape and torch.allclose(b.float(), a.float(), rtol=TOLERANCE, atol=TOLERANCE, equal_nan=True)
