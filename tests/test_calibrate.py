@@ -143,5 +143,7 @@ def test_calibrate_on_a_gpu_writes_a_table_later_runs_on_it_use(tmp_path):
     assert 500 < table["terms"]["launch_ns"] < 10000
     assert set(table["unfitted"]) == set(cost_table.TERMS) - {"two_bytes_per_thread", "launch_ns"}
     assert "| two_bytes_per_thread | 2.06 |" in done.stdout
+    if cost_table.same_gpu(gpu, cost_table.shipped().gpu):  # --gpu would pick the fitted table
+        assert "(delete it to price with the shipped table again)" in done.stdout
     inspected = run_cli(*ADD_ODD, "--format", "json", env=env)
     assert json.loads(inspected.stdout)["cost_table"] == {"gpu": gpu, "origin": path}

@@ -135,7 +135,9 @@ def read(path: str) -> CostTable:
     return from_dict(data, path)
 
 
-def _matches(wanted: str, gpu: str) -> bool:
+def same_gpu(wanted: str, gpu: str) -> bool:
+    """Whether `wanted` (as a user writes it: "h200", "A100-SXM4-80GB") names `gpu` (as CUDA names it)."""
+
     def squashed(name):
         return re.sub(r"[^a-z0-9]", "", re.sub(r"^(nvidia|tesla)\s+", "", name.lower()))
 
@@ -151,9 +153,9 @@ def select(gpu: str | None, local_gpus=None) -> CostTable:
     if gpu:
         for path in fitted:
             table = read(path)
-            if _matches(gpu, table.gpu):
+            if same_gpu(gpu, table.gpu):
                 return table
-        if _matches(gpu, base.gpu):
+        if same_gpu(gpu, base.gpu):
             return base
         known = sorted({base.short_name, *(read(path).short_name for path in fitted)})
         raise CostTableError(f"--gpu {gpu}: no cost table for that GPU (tables: {', '.join(known)}; "
@@ -162,7 +164,7 @@ def select(gpu: str | None, local_gpus=None) -> CostTable:
         names = local_gpus()
         for path in fitted:
             table = read(path)
-            if any(_matches(name, table.gpu) for name in names):
+            if any(same_gpu(name, table.gpu) for name in names):
                 return table
     return base
 

@@ -52,8 +52,11 @@ def calibrate(terms: list, output: str | None, out=sys.stdout) -> str:
     path = output or os.path.join(cost_table.table_dir(), cost_table.file_name(gpu))
     _write(path, gpu, arch, fitted, fits, base)
     print(_comparison(fitted, base), file=out)
+    # --gpu picks a fitted table before the shipped one of the same GPU
+    back = ("delete it to price with the shipped table again" if cost_table.same_gpu(gpu, base.gpu)
+            else f"`--gpu {base.short_name}` prices with the shipped table")
     print(f"wrote {path} in {time.monotonic() - started:.0f} s: later runs on this {gpu} price their estimates "
-          f"with it (`--gpu {base.short_name}` prices with the shipped table)", file=out)
+          f"with it ({back})", file=out)
     return path
 
 
