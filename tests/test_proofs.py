@@ -4,14 +4,17 @@ known), and an index no rewrite fixes is proven by reading the lane-contiguous i
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import types
 
 import pytest
 
 from conftest import FIXTURES, kernel_named
+from tl_inspect.causes import root
 from tl_inspect.checking import check_kernel
 from tl_inspect.inspector.factory_calls import module_level_call
+from tl_inspect.inspector.rewrites import contiguous_index, reads_fewer_elements
 from tl_inspect.rules import registered_rules
 
 LENGTHS = os.path.join(FIXTURES, "kernels", "vec_factory_lengths.py")
@@ -79,13 +82,40 @@ def test_an_index_pattern_is_proven_by_the_lane_contiguous_index(inspected, kern
     assert (finding.proof.bits_before, finding.proof.bits_after) == (16, 128)
 
 
-def test_interleaved_pairs_are_proven_by_reading_both_contiguously_and_fixed_by_splitting(inspected):
+def test_interleaved_pairs_are_proven_by_reading_both_halves_contiguously_and_fixed_by_splitting(inspected):
     findings = _findings(inspected, PATTERNS, "swiglu_pairs")
     assert [f.line for f in findings] == [44, 45, 46]
-    assert all("accessed at lines 44 and 45 instead" in f.proof.change for f in findings)
-    # both loads now read the same elements: `--measure` does not time that variant as the fix
-    assert all("a kernel that reads fewer elements" in f.proof.change for f in findings)
+    # gate from the row's first half, up from its second: as many bytes as the kernel, so `--measure` times it
+    assert all(f.proof.change.startswith("`GU[by, bx * 1024 + c]` and `GU[by, bx * 1024 + c + 4096]` accessed at "
+                                         "lines 44 and 45 instead") for f in findings)
+    assert all("as many bytes move" in f.proof.change and not reads_fewer_elements(f.proof.change)
+               for f in findings)
+    assert all((f.proof.bits_before, f.proof.bits_after) == (16, 128) for f in findings)
     assert all("separate contiguous tensors" in f.fix for f in findings)
+
+
+def test_interleaved_pairs_whose_halves_would_lose_16_byte_alignment_read_the_same_elements(inspected, tmp_path):
+    (access,) = [a for a in kernel_named(inspected([PATTERNS])[PATTERNS], "swiglu_pairs").accesses if a.line == 44]
+    path = tmp_path / "pairs.py"
+    path.write_text(
+        "import tilelang.language as T\n\n\n"
+        "def swiglu(M, N):\n"
+        "    @T.prim_func\n"
+        "    def main(GU: T.Tensor((M, 2 * N), T.float16), Y: T.Tensor((M, N), T.float16)):\n"
+        "        with T.Kernel(M, threads=128) as by:\n"
+        "            for c in T.Parallel(N):\n"
+        "                gate = GU[by, 2 * c]\n"
+        "                up = GU[by, 2 * c + 1]\n"
+        "                Y[by, c] = gate * up\n\n"
+        "    return main\n")
+    module = types.ModuleType("pairs")
+    exec(compile(path.read_text(), str(path), "exec"), vars(module))  # noqa: S102 - the test's own file
+    cause = dataclasses.replace(root(access.cause), index_line=9, loop_line=8)
+    # rows of 1020 fp16 (2040 B): the second half would start 8 bytes off a 16-byte boundary
+    _, change = contiguous_index(module.swiglu(64, 1020), cause)
+    assert change.startswith("`GU[bx, c]` accessed at lines 9 and 10 instead") and reads_fewer_elements(change)
+    _, change = contiguous_index(module.swiglu(64, 1024), cause)
+    assert "`GU[bx, c + 1024]`" in change and not reads_fewer_elements(change)
 
 
 def test_a_module_level_call_is_read_with_literal_arguments_only(tmp_path):

@@ -198,14 +198,36 @@ def vectorize_loop(func, var: str, line: int | None):
 def contiguous_index(func, cause: Cause):
     """(the kernel with every access of the cause's buffer at its line reading the lane-contiguous index
     over the same loop variables, the change), or None. The rebuilt kernel moves other elements: it shows
-    that the index pattern, not the loop or the length, is what keeps the access narrow."""
+    that the index pattern, not the loop or the length, is what keeps the access narrow. Interleaved
+    accesses (`2 * i`, `2 * i + 1`) that would read one index each read their own span of the row
+    (`i`, `i + span`) where the row holds the spans and they stay 16-byte aligned: the layout splitting
+    them into separate tensors gives, moving as many bytes."""
     extents = _loop_extents(func)
     lane = _named(extents, cause.lane_var)
     if lane is None or cause.index_line is None:
         return None
-    written = []
+    lines = _lines_in_loop(func, cause.loop_line) if kind_of(cause).loop_pattern else {cause.index_line}
+    rebuilt = _read_contiguously(func, cause, extents, lane, lines, spans=True)
+    if rebuilt is not None and rebuilt[3] is None:
+        rebuilt = _read_contiguously(func, cause, extents, lane, lines, spans=False)
+    if rebuilt is None:
+        return None
+    body, written, changed, kernel = rebuilt
+    shown = " and ".join(f"`{access}`" for access in dict.fromkeys(written))
+    at = " and ".join(str(line) for line in sorted(changed))
+    return _with_body(func, body), (f"{shown} accessed at line{'s' if len(changed) > 1 else ''} {at} instead, "
+                                     f"contiguous in `{lane.name}` ({kernel})")
 
-    def contiguous(indices):
+
+def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, spans: bool):
+    """(body, the accesses written, the lines changed, what the kernel moves) of contiguous_index's
+    rewrite, with each interleaved access in its own span where `spans`; the last is None where a span
+    would leave the row or its alignment (then rewrite without spans); None where nothing changed."""
+    written: list = []
+    collapsed: dict = {}  # contiguous index -> the distinct original indices that land on it
+    spans_fit = [True]
+
+    def contiguous(buffer, indices):
         last = indices[-1]
         used = [v for v in extents if v is not lane and _uses(last, v)]
         if not _uses(last, lane):
@@ -218,20 +240,28 @@ def contiguous_index(func, cause: Cause):
         index = terms[0]
         for term in terms[1:]:
             index = index + term
+        originals = collapsed.setdefault(str(index), [])
+        if str(last) not in originals:
+            originals.append(str(last))
+        span = originals.index(str(last))
+        if spans and span:
+            row_bytes = stride * buffer.dtype.bits // 8
+            spans_fit[0] &= (row_bytes % 16 == 0
+                             and tvm.arith.Analyzer().can_prove((span + 1) * stride <= buffer.shape[-1]))
+            index = index + span * stride
         contiguous_indices = [*indices[:-1], index]
         written.append(f"{cause.buffer}[{', '.join(str(i) for i in contiguous_indices)}]")
         return contiguous_indices
 
     def load(node):
         if isinstance(node, tirx.BufferLoad) and node.buffer.name == cause.buffer:
-            indices = contiguous(list(node.indices))
+            indices = contiguous(node.buffer, list(node.indices))
             return tirx.BufferLoad(node.buffer, indices) if indices else None
         return None
 
     def in_expr(expr):
         return ir_transform(tirx.Evaluate(expr), None, load, ["tirx.BufferLoad"]).value
 
-    lines = _lines_in_loop(func, cause.loop_line) if kind_of(cause).loop_pattern else {cause.index_line}
     changed: set = set()
 
     def post(node):
@@ -239,8 +269,9 @@ def contiguous_index(func, cause: Cause):
             return None
         before = len(written)
         if isinstance(node, tirx.BufferStore):
-            indices = contiguous(list(node.indices)) if node.buffer.name == cause.buffer else None
-            new = with_span_of(tirx.BufferStore(node.buffer, in_expr(node.value), indices if indices else node.indices), node)
+            indices = contiguous(node.buffer, list(node.indices)) if node.buffer.name == cause.buffer else None
+            store = tirx.BufferStore(node.buffer, in_expr(node.value), indices if indices else node.indices)
+            new = with_span_of(store, node)
         elif isinstance(node, tirx.Bind):
             new = with_span_of(tirx.Bind(node.var, in_expr(node.value)), node)
         else:
@@ -252,17 +283,21 @@ def contiguous_index(func, cause: Cause):
     body = ir_transform(func.body, None, post, ["tirx.BufferStore", "tirx.Bind"])
     if not written:
         return None
-    distinct = list(dict.fromkeys(written))
-    shown = " and ".join(f"`{access}`" for access in distinct)
-    at = " and ".join(str(line) for line in sorted(changed))
-    # accesses that read different elements (interleaved pairs) now read the same ones: fewer bytes move
-    kernel = READS_FEWER if len(distinct) < len(written) else MOVES_OTHER
-    return _with_body(func, body), (f"{shown} accessed at line{'s' if len(changed) > 1 else ''} {at} instead, "
-                                     f"contiguous in `{lane.name}` ({kernel}, only to show the index is the cause)")
+    interleaved = any(len(originals) > 1 for originals in collapsed.values())
+    if not interleaved:
+        kernel = f"{MOVES_OTHER}, {ONLY_THE_INDEX}"
+    elif not spans:
+        kernel = f"{READS_FEWER}, {ONLY_THE_INDEX}"
+    else:
+        kernel = SPANS if spans_fit[0] else None
+    return body, written, changed, kernel
 
 
 MOVES_OTHER = "a kernel that moves other elements"
 READS_FEWER = "a kernel that reads fewer elements"
+ONLY_THE_INDEX = "only to show the index is the cause"
+SPANS = ("the interleaved elements read from contiguous spans of the row, as separate tensors would be: "
+         "as many bytes move")
 
 
 def reads_fewer_elements(change: str) -> bool:
