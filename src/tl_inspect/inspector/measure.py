@@ -30,7 +30,7 @@ MIN_LAUNCHES, MAX_LAUNCHES = 10, 2000  # a mean needs some; a tiny kernel must n
 # 1 % on the same pair (docs/gpu-impact.md)
 ROTATED_BYTES, COPIES = 256 << 20, 8
 # the launch times of one form fall in modes about 0.2 us apart, and which mode holds the median moves from
-# run to run (a 4 us launch's median: 4.03 or 3.81 us); the mean of the middle 80 % follows the mix of modes
+# pass to pass (one 4 us pair's two passes: 1.057x and 1.096x); the mean of the middle 80 % follows the mix
 TRIMMED = 0.1
 WARMUP = 3
 # GPU cycles queued before each timed launch (about 0.1 ms), more than the host takes to queue the flush, the
