@@ -4,11 +4,12 @@ costly finding's proof variant against the kernel and reports the measurement in
 from __future__ import annotations
 
 import json
+import os
 import statistics
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import FIXTURES, run_cli
 from tl_inspect.inspector.device import NoGpu, missing_gpu
 
 NO_GPU = missing_gpu("sm_90")
@@ -106,3 +107,17 @@ def test_a_forms_time_follows_the_mix_of_its_launch_modes_where_the_median_jumps
     assert 1 < typical[0] / typical[1] < 1.005  # 6 % of launches moved 0.23 us
     assert 0.00387 < typical[1] < 0.00410
     assert typical_ms([0.004] * 9 + [0.04]) == pytest.approx(0.004)
+
+
+def test_a_kernel_whose_length_is_known_only_at_run_time_is_refused_before_it_is_compiled():
+    import importlib.util
+
+    from tl_inspect.inspector.measure import Unmeasurable, compiled
+
+    path = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
+    spec = importlib.util.spec_from_file_location("elementwise", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(Unmeasurable, match=r"^the length N of X is known only at run time \(give the case a "
+                                           r"value for N\)$"):
+        compiled(module.gelu_any_length, {}, "sm_90")
