@@ -295,6 +295,21 @@ def test_names_that_match_nothing_are_errors_not_silence(tmp_path):
     }
 
 
+def test_a_built_kernel_takes_its_run_time_lengths_from_a_and_refuses_other_names():
+    target = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py") + "::gelu_any_length"
+    given = run_cli(target, "-a", "N=1048576", "--format", "json", "--no-cache")
+    assert given.returncode == 1, given.stderr
+    (kernel,) = json.loads(given.stdout)["kernels"]
+    # the value names the case --measure runs the kernel at; the kernel itself is the one the file built
+    assert kernel["name"] == "gelu_any_length[N=1048576]"
+    assert [f["slug"] for f in kernel["findings"]] == ["lane-dependent-predicate"]
+    other = run_cli(target, "-a", "M=3", "--format", "json", "--no-cache")
+    assert other.returncode == 2
+    (file,) = json.loads(other.stdout)["files"]
+    assert file["error"] == (f"{target}: -a M: gelu_any_length is a kernel already built, and -a can only give "
+                             "values to its run-time lengths and scalars (N)")
+
+
 def test_async_copies_into_shared_memory_count_as_global_accesses(norms, inspected):
     copy_a, copy_b = line_of(NORMS, "T.copy(A[by * block_M"), line_of(NORMS, "T.copy(B[k * block_K")
     hopper = kernel_named(norms, "gemm_1024")

@@ -159,6 +159,8 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
         seen.add(id(obj))
         if isinstance(obj, (tvm.tirx.PrimFunc, JITKernel)):
             found, line, _ = specs_of(name, obj, None)
+            if name == job.only and job.args:
+                found = [_at_run_time_values(spec, job.args) for spec in found]
             specs.extend((line, spec) for spec in found if is_users(spec.source_file))
         elif is_kernel_object(obj) or name in cases or (name in plain and _function_file(obj) == module_file(module)):
             factories.append((name, obj))
@@ -290,7 +292,28 @@ def check_names(module, job: Job) -> str | None:
             return str(exc)
     if job.only and not hasattr(module, job.only):
         return f"{job.path}::{job.only}: no kernel or factory named {job.only!r} in this file"
+    built = getattr(module, job.only, None) if job.only and job.args else None
+    if isinstance(built, (tvm.tirx.PrimFunc, JITKernel)):
+        names = run_time_names(built if isinstance(built, tvm.tirx.PrimFunc) else built.prim_func)
+        unknown = [name for name in job.args if name not in names]
+        if unknown:
+            return (f"{job.path}::{job.only}: -a {unknown[0]}: {job.only} is a kernel already built, and -a can "
+                    f"only give values to its run-time lengths and scalars ({', '.join(names) or 'it has none'})")
     return None
+
+
+def run_time_names(prim_func) -> list[str]:
+    """The names of a PrimFunc's lengths known only at run time (`T.dynamic`) and of its scalar parameters."""
+    names = [str(d) for buffer in prim_func.buffer_map.values() for d in buffer.shape if isinstance(d, tvm.tirx.Var)]
+    names += [param.name for param in prim_func.params if param not in prim_func.buffer_map]
+    return list(dict.fromkeys(names))
+
+
+def _at_run_time_values(spec: KernelSpec, values: dict) -> KernelSpec:
+    """A built kernel's spec with `-a` values for its run-time lengths and scalars, which `--measure` runs
+    it at (check_names has refused any other name)."""
+    return KernelSpec(f"{spec.name}[{case_label(values)}]", spec.discovered_as, spec.build, spec.source_file,
+                      case=tuple((name, str(value)) for name, value in values.items()))
 
 
 
