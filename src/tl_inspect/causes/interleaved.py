@@ -8,7 +8,8 @@ class Interleaved(CauseKind):
     """an access interleaved with other accesses of the same buffer in the loop"""
 
     name, chain_step, loop_pattern = "interleaved", "index", True
-    proved_by = "the accesses read at the lane-contiguous index over the same loop variables (the proof; the fix splits the pairs)"
+    proved_by = ("each access read at the lane-contiguous index over the same loop variables, in its own span of the "
+                 "row (the proof; the fix splits the pairs)")
 
     @staticmethod
     def because(c: Cause) -> str:
