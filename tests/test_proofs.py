@@ -94,6 +94,35 @@ def test_interleaved_pairs_are_proven_by_reading_both_halves_contiguously_and_fi
     assert all("separate contiguous tensors" in f.fix for f in findings)
 
 
+def test_interleaved_stores_and_triples_are_proven_in_spans_of_their_rows(inspected, tmp_path):
+    path = tmp_path / "spans.py"
+    path.write_text(
+        "import tilelang.language as T\n\n\n"
+        "def split_store(M, N):\n"
+        "    @T.prim_func\n"
+        "    def main(X: T.Tensor((M, N), T.float16), Y: T.Tensor((M, 2 * N), T.float16)):\n"
+        "        with T.Kernel(M, threads=128) as by:\n"
+        "            for c in T.Parallel(N):\n"
+        "                Y[by, 2 * c] = X[by, c]\n"
+        "                Y[by, 2 * c + 1] = X[by, c] * T.float16(2)\n\n"
+        "    return main\n\n\n"
+        "def triples(M, N):\n"
+        "    @T.prim_func\n"
+        "    def main(X: T.Tensor((M, 3 * N), T.float16), Y: T.Tensor((M, N), T.float16)):\n"
+        "        with T.Kernel(M, threads=128) as by:\n"
+        "            for c in T.Parallel(N):\n"
+        "                Y[by, c] = X[by, 3 * c] + X[by, 3 * c + 1] + X[by, 3 * c + 2]\n\n"
+        "    return main\n\n\n"
+        "stores = split_store(4096, 4096)\n"
+        "three = triples(4096, 4096)\n")
+    stores, three = _findings(inspected, str(path), "stores"), _findings(inspected, str(path), "three")
+    assert {f.proof.change.split(" accessed")[0] for f in stores} == {"`Y[bx, c]` and `Y[bx, c + 4096]`"}
+    assert {f.proof.change.split(" accessed")[0] for f in three} == {
+        "`X[bx, c]` and `X[bx, c + 4096]` and `X[bx, c + 8192]`"}
+    assert all("as many bytes move" in f.proof.change and (f.proof.bits_before, f.proof.bits_after) == (16, 128)
+               for f in stores + three)
+
+
 def test_interleaved_pairs_whose_halves_would_lose_16_byte_alignment_read_the_same_elements(inspected, tmp_path):
     (access,) = [a for a in kernel_named(inspected([PATTERNS])[PATTERNS], "swiglu_pairs").accesses if a.line == 44]
     path = tmp_path / "pairs.py"

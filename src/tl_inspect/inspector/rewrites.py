@@ -296,7 +296,7 @@ def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, span
 MOVES_OTHER = "a kernel that moves other elements"
 READS_FEWER = "a kernel that reads fewer elements"
 ONLY_THE_INDEX = "only to show the index is the cause"
-SPANS = ("the interleaved elements read from contiguous spans of the row, as separate tensors would be: "
+SPANS = ("the interleaved elements in contiguous spans of the row, as separate tensors would hold them: "
          "as many bytes move")
 
 
