@@ -115,7 +115,7 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
     leading part of a padded form's), their trailing `outputs` parameters compared; `flush` as median_ms's,
     and with it --measure's launch count, copies of the inputs and statistic."""
     from gpu_narrow import launch_ms
-    from tl_inspect.inspector.measure import COPIES, MAX_LAUNCHES, MIN_LAUNCHES, MOVED_BYTES, ROTATED_BYTES, typical_ms
+    from tl_inspect.inspector.measure import copies_of, launch_count, typical_ms
 
     runs = []
     for kernel, func in ((bad, bad_func), (good, good_func)):
@@ -140,16 +140,15 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
     else:
         # flushed launches of a few microseconds need as many samples, and as many allocations of their
         # inputs, as --measure takes to hold still
-        count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, -(-MOVED_BYTES // min(bad_bytes, good_bytes))))
-        bad_ms, good_ms = (typical_ms(launch_ms(_rotating(kernel, args, nbytes, COPIES, ROTATED_BYTES), flush, count))
+        count = launch_count(min(bad_bytes, good_bytes))
+        bad_ms, good_ms = (typical_ms(launch_ms(_rotating(kernel, args, copies_of(nbytes)), flush, count))
                            for kernel, args, nbytes in ((bad_k, bad_args, bad_bytes), (good_k, good_args, good_bytes)))
     return bad_ms, good_ms, (bad_ms / bad_bytes) / (good_ms / good_bytes), agree
 
 
-def _rotating(kernel, args: list, nbytes: int, most: int, rotated_bytes: int):
-    """A launch of `kernel` on the next of up to `most` copies of `args` (as many as fit `rotated_bytes`)."""
-    copies = [args] + [[a.clone() for a in args] for _ in range(min(most, max(1, rotated_bytes // nbytes)) - 1)]
-    turns = itertools.cycle(copies)
+def _rotating(kernel, args: list, copies: int):
+    """A launch of `kernel` on the next of `copies` copies of `args`."""
+    turns = itertools.cycle([args] + [[a.clone() for a in args] for _ in range(copies - 1)])
     return lambda: kernel(*next(turns))
 
 

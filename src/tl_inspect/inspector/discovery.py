@@ -160,7 +160,7 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
         if isinstance(obj, (tvm.tirx.PrimFunc, JITKernel)):
             found, line, _ = specs_of(name, obj, None)
             if name == job.only and job.args:
-                found = [_at_run_time_values(spec, job.args) for spec in found]
+                found = [_at_run_time_values(spec, job.args, factory_call_of(module, spec)) for spec in found]
             specs.extend((line, spec) for spec in found if is_users(spec.source_file))
         elif is_kernel_object(obj) or name in cases or (name in plain and _function_file(obj) == module_file(module)):
             factories.append((name, obj))
@@ -309,11 +309,12 @@ def run_time_names(prim_func) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _at_run_time_values(spec: KernelSpec, values: dict) -> KernelSpec:
+def _at_run_time_values(spec: KernelSpec, values: dict, call: FactoryCall | None) -> KernelSpec:
     """A built kernel's spec with `-a` values for its run-time lengths and scalars, which `--measure` runs
-    it at (check_names has refused any other name)."""
+    it at (check_names has refused any other name); `call`: the module-level call that built it, found
+    under its own name before the values label it."""
     return KernelSpec(f"{spec.name}[{case_label(values)}]", spec.discovered_as, spec.build, spec.source_file,
-                      case=tuple((name, str(value)) for name, value in values.items()))
+                      case=tuple((name, str(value)) for name, value in values.items()), call=call)
 
 
 

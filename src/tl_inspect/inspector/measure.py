@@ -117,8 +117,7 @@ class Form:
         self.args = self._arguments(func, case, torch)
         self.tensors = [a for a in self.args if isinstance(a, torch.Tensor)]
         self.bytes = sum(t.numel() * t.element_size() for t in self.tensors)
-        copies = min(COPIES, max(1, ROTATED_BYTES // max(self.bytes, 1)))
-        self.copies = [self.args] + [self._arguments(func, case, torch) for _ in range(copies - 1)]
+        self.copies = [self.args] + [self._arguments(func, case, torch) for _ in range(copies_of(self.bytes) - 1)]
         self.launches = 0
 
     @staticmethod
@@ -227,9 +226,19 @@ def launch_times(*forms: Form) -> dict:
     for form in forms:
         for _ in range(WARMUP * len(form.copies)):
             form.launch()
-    count = min(MAX_LAUNCHES, max(MIN_LAUNCHES, *(math.ceil(MOVED_BYTES / max(f.bytes, 1)) for f in forms)))
+    count = max(launch_count(f.bytes) for f in forms)
     passes = [_taking_turns(order, count, flush, torch) for order in (forms, forms[::-1])]
     return {form: [ms for p in passes for ms in p[form]] for form in forms}
+
+
+def copies_of(nbytes: int) -> int:
+    """How many copies of a form's inputs, `nbytes` in all, its launches rotate through."""
+    return min(COPIES, max(1, ROTATED_BYTES // max(nbytes, 1)))
+
+
+def launch_count(nbytes: int) -> int:
+    """How many timed launches of a form whose buffers hold `nbytes` move MOVED_BYTES (MIN_ to MAX_LAUNCHES)."""
+    return min(MAX_LAUNCHES, max(MIN_LAUNCHES, math.ceil(MOVED_BYTES / max(nbytes, 1))))
 
 
 def typical_ms(times: list) -> float:

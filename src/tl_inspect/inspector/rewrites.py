@@ -225,9 +225,10 @@ def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, span
     would leave the row or its alignment (then rewrite without spans); None where nothing changed."""
     written: list = []
     collapsed: dict = {}  # contiguous index -> the distinct original indices that land on it
-    spans_fit = [True]
+    spans_fit = True
 
     def contiguous(buffer, indices):
+        nonlocal spans_fit
         last = indices[-1]
         used = [v for v in extents if v is not lane and _uses(last, v)]
         if not _uses(last, lane):
@@ -246,8 +247,8 @@ def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, span
         span = originals.index(str(last))
         if spans and span:
             row_bytes = stride * buffer.dtype.bits // 8
-            spans_fit[0] &= (row_bytes % 16 == 0
-                             and tvm.arith.Analyzer().can_prove((span + 1) * stride <= buffer.shape[-1]))
+            spans_fit &= (row_bytes % 16 == 0
+                          and tvm.arith.Analyzer().can_prove((span + 1) * stride <= buffer.shape[-1]))
             index = index + span * stride
         contiguous_indices = [*indices[:-1], index]
         written.append(f"{cause.buffer}[{', '.join(str(i) for i in contiguous_indices)}]")
@@ -289,7 +290,7 @@ def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, span
     elif not spans:
         kernel = f"{READS_FEWER}, {ONLY_THE_INDEX}"
     else:
-        kernel = SPANS if spans_fit[0] else None
+        kernel = SPANS if spans_fit else None
     return body, written, changed, kernel
 
 
