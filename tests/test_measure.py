@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+from dataclasses import replace
 
 import pytest
 
@@ -129,9 +130,20 @@ def test_a_kernel_whose_length_is_known_only_at_run_time_is_refused_before_it_is
     spec = importlib.util.spec_from_file_location("elementwise", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    with pytest.raises(Unmeasurable, match=r"^the length N of X is known only at run time \(give the case a "
-                                           r"value for N\)$"):
+    with pytest.raises(Unmeasurable, match=r"^the length N of X is known only at run time$"):
         compiled(module.gelu_any_length, {}, "sm_90")
+
+
+def test_a_run_time_length_names_the_way_to_give_it_a_value_and_says_when_there_is_none():
+    from tl_inspect.inspector.measure import how_to_give
+    from tl_inspect.model import KernelArtifact
+
+    built = KernelArtifact(name="gelu_any_length", file="k.py", line=1, arch="sm_90", discovered_as="prim_func")
+    assert how_to_give(built, "N") == "give it a value: k.py::gelu_any_length -a N=VALUE"
+    labelled = replace(built, name="gelu_any_length[N=7]")
+    assert how_to_give(labelled, "N") == "give it a value: k.py::gelu_any_length -a N=VALUE"
+    case = replace(built, name="scale[block=1024]", discovered_as="factory", factory="scale")
+    assert how_to_give(case, "N") == "the factory scale leaves it to run time, so no case gives it a value"
 
 
 def test_a_variant_that_assumes_a_multiple_runs_at_the_users_length_rounded_up_to_one():

@@ -54,6 +54,22 @@ class Unmeasurable(Exception):
     """A kernel that cannot be run as it stands (a shape known only at run time): its one-line reason."""
 
 
+class RunTimeValue(Unmeasurable):
+    """A length or scalar known only at run time: `name`, which only the user can give a value."""
+
+    def __init__(self, what: str, name: str):
+        super().__init__(f"{what} is known only at run time")
+        self.name = name
+
+
+def how_to_give(artifact: KernelArtifact, name: str) -> str:
+    """How the user gives run-time value `name` to `artifact`: `-a` reaches a kernel the file built already;
+    a length or scalar that a factory leaves to run time no case of the factory can set."""
+    if artifact.discovered_as in ("prim_func", "jit_kernel"):
+        return f"give it a value: {artifact.file}::{artifact.name.split('[')[0]} -a {name}=VALUE"
+    return f"the factory {artifact.factory or artifact.name} leaves it to run time, so no case gives it a value"
+
+
 def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, variants: dict, budget) -> KernelArtifact:
     """`artifact` with `measured` (or `unmeasured`, the reason) on every costly access whose proof's
     variant is in `variants` (the proof's change -> (PrimFunc, the causes it removes)); `budget` is the
@@ -85,6 +101,8 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
                 variant = Form(variants[change][0], _assumed(variants[change][0], case), artifact.arch,
                                kernel=variant_kernel)
                 outcome[change] = compare(original, variant, _same_function(variants[change][1]))
+        except RunTimeValue as exc:
+            outcome[change] = f"{exc} ({how_to_give(artifact, exc.name)})"
         except Unmeasurable as exc:
             outcome[change] = str(exc)
         except Exception as exc:  # noqa: BLE001 - a form that does not build or run loses its own timing only
@@ -194,7 +212,7 @@ def _known(value, case: dict, what: str) -> int:
     name = str(value)
     if name in case and case[name].lstrip("-").isdigit():
         return int(case[name])
-    raise Unmeasurable(f"{what} is known only at run time (give the case a value for {name})")
+    raise RunTimeValue(what, name)
 
 
 def compare(before: Form, after: Form, same_function: bool) -> Measured:
