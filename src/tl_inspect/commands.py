@@ -170,7 +170,7 @@ def _calibrate(argv: list[str]) -> int:
 def _clean(argv: list[str]) -> int:
     """`tl-inspect clean`: empty the result cache, as `ruff clean` does."""
     from tl_inspect.inspector import cache
-    from tl_inspect.reports.common import byte_size
+    from tl_inspect.wording import byte_size
 
     argparse.ArgumentParser(prog="tl-inspect clean",
                             description="Remove every cached inspection result (the calibrated cost tables "
@@ -360,8 +360,6 @@ def _inspect(options: argparse.Namespace) -> int:
     from tl_inspect.inspector.device import NoGpu, measure_timeout, measuring
     from tl_inspect.inspector.targets import shard, tilelang_target
 
-    if options.measure and options.no_proofs:
-        raise UsageError("--measure times each proof's variant: it cannot be combined with --no-proofs")
     if options.measure_budget <= 0:
         raise UsageError(f"--measure-budget expects a number of seconds above 0, got {options.measure_budget:g}")
     if options.diff_against is not None and not options.diff_against.strip():

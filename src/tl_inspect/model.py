@@ -167,6 +167,7 @@ class Access:
     kernel_cost_at_size: float | None = None
     at_size_limit: str = ""
     proof: Proof | None = None
+    gain: Gain | None = None  # what the best fix of it gains the whole launch against its floor
     measured: Measured | None = None  # after --measure: its proof's variant timed against the kernel, or
     unmeasured: str = ""  # why it was not
 
@@ -251,6 +252,7 @@ class Ledger:
     peak_float_ops: float | None = None  # the CUDA cores' float32 peak, FLOP/s
     peaks_of: str = ""  # the GPU whose datasheet figures these peaks are, "H200 SXM"
     sms: int | None = None  # that GPU's streaming multiprocessors
+    shared_bytes_per_block: int = 0  # static `__shared__` arrays and dynamic shared memory together
 
     @property
     def read_bytes(self) -> int | None:
@@ -347,7 +349,92 @@ class Ledger:
             "requested_intensity": None if self.requested_intensity is None else round(self.requested_intensity, 3),
             "ridge": None if self.ridge is None else round(self.ridge, 1), "bound": self.bound,
             "requested_bound": self.requested_bound, "peaks_of": self.peaks_of or None, "sms": self.sms,
+            "shared_bytes_per_block": self.shared_bytes_per_block,
         }
+
+
+@dataclass(frozen=True)
+class Gain:
+    """What one fix gains the whole launch, against the launch's floor (tl_inspect.analysis.estimate):
+    the launch's estimated time as it is and once the fix is made, and the evidence that prices it."""
+
+    time_us: float
+    fixed_us: float
+    floor_us: float
+    evidence: str  # "rebuild": a rebuilt kernel without the cause; "static": the launch and the index algebra
+    cause: Cause  # the cause the fix removes
+    shows: str  # the facts and the arithmetic behind it, in the user's terms
+
+    @property
+    def factor(self) -> float:
+        return self.time_us / self.fixed_us if self.fixed_us else 1.0
+
+    def as_dict(self) -> dict:
+        return {"factor": round(self.factor, 2), "time_us": _us(self.time_us), "fixed_us": _us(self.fixed_us),
+                "floor_us": _us(self.floor_us)}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One launch's time on the cost table's GPU against its floor (tl_inspect.analysis.estimate).
+
+    The floor is the book's ideal: the launch's unique bytes at full bandwidth or its arithmetic at the
+    peak that applies, whichever is longer, plus one launch. The time is the cost model's: each resource
+    the launch keeps busy (memory, the L1, partial-sector stores, the cores, blocks, the bytes its threads
+    keep in flight, one thread's walk), the busiest one's, plus one launch."""
+
+    time_us: float | None  # None: the ledger cannot count what the launch does (a run-time grid or length)
+    floor_us: float | None
+    limited_by: str  # the busiest resource, in the user's terms; or why there is no estimate
+    floor_of: str = ""  # what sets the floor: "2.1 MB at 4.3 TB/s"
+    parts: tuple = ()  # ((resource, us), ...) every resource's time, longest first, the launch's own last
+    # the ledger under-counts the launch's work (a loop's trip count known only at run time): the gap
+    # would be wrong, so there is none
+    uncounted: str = ""
+    # a grid of fewer blocks than the GPU has SMs: the launch's time with its work over one block per SM
+    filled_us: float | None = None
+
+    @property
+    def gap(self) -> float | None:
+        if self.uncounted or not self.time_us or not self.floor_us:
+            return None
+        return self.time_us / self.floor_us
+
+    def as_dict(self) -> dict:
+        gap = self.gap
+        return {"time_us": _us(self.time_us), "floor_us": _us(self.floor_us),
+                "gap": None if gap is None else round(gap, 2),
+                "limited_by": self.uncounted or self.limited_by, "floor_of": self.floor_of or None,
+                "parts": {name: _us(us) for name, us in self.parts},
+                **({"filled_us": _us(self.filled_us)} if self.filled_us is not None else {})}
+
+
+@dataclass(frozen=True)
+class KernelTiming:
+    """The kernel itself timed on this machine's GPU by `--measure` (tl_inspect.inspector.measure)."""
+
+    time_us: float  # the mean of the middle 80 % of single launches, the L2 flushed before each
+    gpu: str
+    moved_bytes: int | None  # the ledger's unique bytes, what achieved bandwidth is counted over
+    spread: float
+
+    def gap(self, estimate: Estimate | None) -> float | None:
+        return self.time_us / estimate.floor_us if estimate is not None and estimate.floor_us else None
+
+    @property
+    def achieved_bytes_per_s(self) -> float | None:
+        return self.moved_bytes / (self.time_us * 1e-6) if self.moved_bytes else None
+
+    def as_dict(self, estimate: Estimate | None) -> dict:
+        gap = self.gap(estimate)
+        achieved = self.achieved_bytes_per_s
+        return {"time_us": _us(self.time_us), "gap": None if gap is None else round(gap, 2),
+                "achieved_bytes_per_s": None if achieved is None else round(achieved),
+                "gpu": self.gpu, "spread": self.spread}
+
+
+def _us(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.4g}")
 
 
 @dataclass(frozen=True)
@@ -416,6 +503,9 @@ class KernelArtifact:
     ptxas: dict | None = None
     ledger: Ledger | None = None
     cost_table: CostTable | None = None  # the table its accesses were priced with (None: the shipped one)
+    estimate: Estimate | None = None  # its time against its floor on that table's GPU
+    timing: KernelTiming | None = None  # after --measure: the kernel timed on this machine's GPU
+    untimed: str = ""  # after --measure, why it was not timed
 
     def cuda_lines_for(self, py_lines) -> tuple:
         """1-based CUDA lines whose statements came from any of the given Python lines."""
@@ -508,9 +598,17 @@ class Finding:
     col: int = 1
     cost: Cost | None = None  # vectorization findings: the kernel's slowdown from this cause
     proof: Proof | None = None  # vectorization findings: the kernel rebuilt without the cause
+    gain: Gain | None = None  # performance findings: what the fix gains the whole launch against its floor
     name: str = ""  # CamelCase remark name, "MisalignedRows"
     args: tuple = ()  # (field, value) pairs of the remark, values JSON-ready
     autofix: Fix | None = None  # the rule's source edit; reported once judged (--fix, --diff, --show-fixes)
+
+    @property
+    def evidence_kind(self) -> str:
+        """What shows a performance finding's gain: "measured" once --measure timed its fix, else its gain's."""
+        if self.cost is not None and self.cost.measured is not None:
+            return "measured"
+        return self.gain.evidence if self.gain is not None else ""
 
     def as_dict(self) -> dict:
         data = {
@@ -518,8 +616,11 @@ class Finding:
             "args": dict(self.args), "message": self.message, "fix": self.fix, "file": self.file, "line": self.line,
             "end_line": self.end_line if self.end_line is not None else self.line,
             "cuda_lines": list(self.cuda_lines), "kernel": self.kernel, "col": self.col,
-            "evidence": list(self.evidence),
+            "evidence": list(self.evidence) if self.gain is None else
+            {"kind": self.evidence_kind, "shows": self.gain.shows, "lines": list(self.evidence)},
         }
+        if self.gain is not None:
+            data["gain"] = self.gain.as_dict()
         if self.expected_bits is not None:
             data["expected_bits"] = self.expected_bits
             data["emitted_bits"] = self.emitted_bits

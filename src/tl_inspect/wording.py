@@ -32,6 +32,17 @@ def byte_count(count: int | None) -> str:
     return f"{count} B"
 
 
+def byte_size(n: int | None) -> str:
+    """A size: "6.0 MiB", "512 B"; "unknown (run-time grid)" when unknown."""
+    if n is None:
+        return "unknown (run-time grid)"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return ""
+
+
 def written_in(text: str, buffer: str, fallback: str) -> str:
     """`buffer[...]` as the line `text` writes it (the compiler renames block indices), else `fallback`."""
     start = text.find(f"{buffer}[")

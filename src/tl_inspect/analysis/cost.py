@@ -234,20 +234,26 @@ def _spread_store(stride: int) -> Measured:
                  "fp16 add with a tail guard", STORES, " for the store's bytes")
 
 
-def kernel_time(accesses, replaced: dict | None = None, block_scale: float = 1.0, workload=None) -> float:
-    """The kernel's time in units of its bytes at full speed: its busiest resource (its arithmetic
-    among them), or the block floor. `replaced`: id(access) -> (factor, bound) for
-    accesses a change would make cheaper; `block_scale`: how much more each block would move after the
-    change (a larger tile); `workload`: the kernel's arithmetic (tl_inspect.analysis.workload)."""
+def resource_units(accesses, replaced: dict | None = None) -> dict:
+    """Resource -> the time its accesses keep it busy, in units of the kernel's bytes at full speed.
+    `replaced`: id(access) -> (factor, bound) for accesses a change would make cheaper."""
     replaced = replaced or {}
     busy = {MEMORY: 0.0, L1: 0.0, STORES: 0.0}
-    block_bytes = 0
     for a in accesses:
         factor, bound = replaced.get(id(a), (a.cost or 1.0, a.cost_bound or MEMORY))
         busy[MEMORY] += a.share * (factor if bound == MEMORY else 1.0)
         if bound != MEMORY:
             busy[bound] += a.share * factor
-        block_bytes += a.block_bytes
+    return busy
+
+
+def kernel_time(accesses, replaced: dict | None = None, block_scale: float = 1.0, workload=None) -> float:
+    """The kernel's time in units of its bytes at full speed: its busiest resource (its arithmetic
+    among them), or the block floor. `replaced`: id(access) -> (factor, bound) for
+    accesses a change would make cheaper; `block_scale`: how much more each block would move after the
+    change (a larger tile); `workload`: the kernel's arithmetic (tl_inspect.analysis.workload)."""
+    busy = resource_units(accesses, replaced)
+    block_bytes = sum(a.block_bytes for a in accesses)
     floor = cost_table.active()["block_floor_bytes"] / (block_bytes * block_scale) if block_bytes else 0.0
     compute = workload.compute_units(block_bytes) if workload else 0.0
     return max(max(busy.values()), floor, compute)
@@ -283,23 +289,49 @@ def _launch_parts(accesses, launch_bytes, replaced, block_scale, workload, widen
     return units * launch_bytes / cost_table.active()["full_speed_bytes_per_ns"], walk_ns(accesses, widened)
 
 
-def walk_ns(accesses, widened: dict | None = None) -> float:
-    """The longest walk one thread makes, one load waiting for the last, which no number of blocks
-    shortens. A thread alone in its block: measured the same with scalar and float4 loads (64 to 2048
-    fp32 rows of 16384, one thread each: 0.30-0.33 ms and 0.29 ms). A thread walking its own row beside
-    others (lanes in lines of their own): per load, scalar or 16 bytes (bf16 rows of 256, 256 to 16384
-    rows: 20.5-21.9 us with scalar loads, 8.3-10.6 us with 16-byte ones)."""
+def walk_ns(accesses, widened: dict | None = None, working: int | None = None) -> float:
+    """The walk one thread makes, one load waiting for the last, which no number of blocks shortens: each
+    instruction of its loops after the other, so the walks of its accesses add up (a softmax's three
+    passes over its row; a load and a store in one loop).
+      * A thread alone in its block: measured the same with scalar and float4 loads (64 to 2048 fp32 rows
+        of 16384, one thread each: 0.30-0.33 ms and 0.29 ms).
+      * A thread walking its own row beside others (lanes in lines of their own): per instruction, scalar
+        or 16 bytes (bf16 rows of 256, 256 to 16384 rows: 20.5-21.9 us with scalar loads, 8.3-10.6 us
+        with 16-byte ones), in proportion to the lines one warp's instruction touches (16 working
+        threads: half), and a store a line per lane costs `walk_store_ns` (a LayerNorm whose threads each
+        walk a row of 4096 fp16 three times, the last pass storing: 1.41 ms, 345 ns a trip of the three)."""
     table = cost_table.active()
     widened = widened or {}
-    longest = 0.0
+    total = 0.0
     for a in accesses:
         if a.cost_term in LONE_WALK_TERMS:
-            longest = max(longest, a.elements_per_thread * table["lone_thread_element_ns"])
-        elif a.cost_term in ROW_WALK_TERMS:
+            total += a.elements_per_thread * table["lone_thread_element_ns"]
+            continue
+        if a.cost_term in ROW_WALK_TERMS:
             bits = widened.get(id(a), a.lanes * ir.dtype_bits(a.dtype))
-            loads = a.elements_per_thread * ir.dtype_bits(a.dtype) / bits
-            longest = max(longest, loads * table["walk_vector_load_ns" if bits >= 128 else "walk_load_ns"])
-    return longest
+            per_instruction = table["walk_vector_load_ns" if bits >= 128 else "walk_load_ns"]
+        elif a.cost_term == "transposed_store" and a.elements_per_thread >= L1_BOUND_LOADS:
+            bits, per_instruction = a.bits, table["walk_store_ns"]
+        else:
+            continue
+        instructions = a.elements_per_thread * ir.dtype_bits(a.dtype) / bits
+        total += instructions * per_instruction * min(warp_lines(a), working or WARP) / WARP
+    return total
+
+
+WARP = 32
+
+
+def warp_lines(access: Access) -> int:
+    """The cache lines one warp's instruction touches when every working lane has a line of its own: its
+    working lanes (a row per thread over 16 threads: 16)."""
+    return max(1, min(WARP, access.request_bytes // max(1, access.bits // 8)))
+
+
+def walks(access: Access) -> bool:
+    """Whether the access is one thread's walk (priced by `walk_ns`, not by the bytes it keeps in flight)."""
+    return access.cost_term in LONE_WALK_TERMS + ROW_WALK_TERMS or (
+        access.cost_term == "transposed_store" and access.elements_per_thread >= L1_BOUND_LOADS)
 
 
 def kernel_slowdown_at(launch_bytes: int, accesses, members, block_scale: float = 1.0,

@@ -45,6 +45,12 @@ TERMS = {
     "lone_thread_element_ns": "ns a thread walking its row alone takes per element, however wide its loads",
     "walk_load_ns": "ns a thread walking its own row beside others takes per narrow load, at any grid size",
     "walk_vector_load_ns": "ns a thread walking its own row beside others takes per 16-byte load",
+    "walk_store_ns": "ns a thread walking its own row beside others takes per store a line per lane",
+    "bytes_in_flight": "bytes a launch's threads must keep requested at once for full memory speed",
+    "loop_loads_in_flight": "loads of one loop a thread keeps in flight at once",
+    "streaming_read_bytes_per_ns": "bytes per ns a launch that keeps enough in flight reads, the L2 flushed",
+    "streaming_write_bytes_per_ns": "bytes per ns a launch that keeps enough in flight writes, the L2 flushed",
+    "l2_bytes_per_ns": "bytes per ns the L2 serves re-reads at",
 }
 
 
@@ -96,7 +102,10 @@ def from_dict(data, origin: str) -> CostTable:
     """The table in `data` (a table file's JSON); every term must be there, a positive number."""
     if not isinstance(data, dict) or not isinstance(data.get("gpu"), str) or not isinstance(data.get("terms"), dict):
         raise CostTableError(f"{origin}: not a tl-inspect cost table (needs \"gpu\" and \"terms\")")
-    terms = data["terms"]
+    terms = dict(data["terms"])
+    if origin != SHIPPED:
+        # a table fitted before a term existed prices that term as the shipped table does
+        terms = {**{name: value for name, value in shipped().terms if name not in terms}, **terms}
     missing = [name for name in TERMS if name not in terms]
     if missing:
         raise CostTableError(f"{origin}: the cost table has no {', '.join(missing)}")

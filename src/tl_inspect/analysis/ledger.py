@@ -108,8 +108,33 @@ def account(kernel: KernelArtifact, workload=None) -> Ledger | None:
         unique_read_bytes=unique_read, unique_written_bytes=unique_written,
         float_ops_per_block=workload.float_ops if workload is not None else None,
         peak_float_ops=peaks.float32 if peaks else None, peaks_of=peaks.gpu if peaks else "",
-        sms=peaks.sms if peaks else None,
+        sms=peaks.sms if peaks else None, shared_bytes_per_block=shared_bytes(func),
     )
+
+
+def uncounted(kernel: KernelArtifact, workload=None) -> str:
+    """Why the ledger under-counts the launch's work, or "": a `T.gemm` or float arithmetic inside a loop
+    whose trip count is known only at run time (causal attention's loop over the keys before the query)."""
+    frontend = kernel.snapshot(STAGE_FRONTEND)
+    func = frontend.func() if frontend else None
+    has_gemm = func is not None and any(isinstance(stmt, ir.Eval) and (ir.tile_op(stmt.expr) or "").startswith("gemm")
+                                        for stmt, _ in ir.walk(func.body))
+    if has_gemm and gemm_flops(kernel)[0] is None:
+        return "a T.gemm in a loop whose trip count is known only at run time: the ledger cannot count its FLOPs"
+    if workload is not None and workload.float_ops is None:
+        return "arithmetic in a loop whose trip count is known only at run time: the ledger cannot count it"
+    return ""
+
+
+def shared_bytes(func) -> int:
+    """Shared memory one block of the device function holds: its `__shared__` arrays and the dynamic
+    shared memory tilelang requests for its tiles."""
+    static = 0
+    for info in func.buffers.values():
+        sizes = [ir.int_value(d) if isinstance(d, tuple) else d for d in info.shape]
+        if info.scope == "shared" and sizes and all(isinstance(n, int) for n in sizes):
+            static += math.prod(sizes) * ir.dtype_bits(info.dtype) // 8
+    return static + func.dyn_shared_bytes
 
 
 def peak_flops(arch: str, dtype: str | None) -> float | None:

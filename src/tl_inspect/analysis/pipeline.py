@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tl_inspect.analysis import ledger, proofs, verdicts, workload
+from tl_inspect.analysis import estimate, ledger, proofs, verdicts, workload
 from tl_inspect.model import KernelArtifact
 
 
@@ -19,4 +19,6 @@ def analyse(artifact: KernelArtifact, rebuild=None) -> KernelArtifact:
     artifact = replace(artifact, accesses=accesses)
     account = ledger.account(artifact, load)
     moved = account.requested_bytes if account is not None else None
-    return replace(artifact, ledger=account, accesses=verdicts.priced_at_size(accesses, moved, load))
+    accesses = estimate.price_fixes(verdicts.priced_at_size(accesses, moved, load), account, load)
+    return replace(artifact, ledger=account, accesses=accesses,
+                   estimate=estimate.of(accesses, account, load, ledger.uncounted(artifact, load)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from tl_inspect.analysis.cost import COSTLY, access_cost, lone_walk_cost
 from tl_inspect.analysis.verdicts import improved, regroup, with_proof
 from tl_inspect.analysis.workload import Workload
-from tl_inspect.causes import instance_key
+from tl_inspect.causes import instance_key, kind_of
 from tl_inspect.model import Cause, Proof, Verdict
 
 # variants beyond this many per kernel are not built: proofs must stay a small part of a run
@@ -59,6 +59,8 @@ def causes_tried(causes: tuple) -> list:
     """The cause sets a proof rebuilds the kernel without, in turn: each of the first causes alone, then
     the first two together, as two causes may each hold the access back (a tail guard over one element
     per thread): then only removing both shows it."""
+    # a cause no rewrite removes (a row per thread) is priced by the launch and the index algebra instead
+    causes = [c for c in causes if kind_of(c).evidence != "static" or kind_of(c).change(c) is not None]
     causes = causes[:MAX_CAUSES_TRIED]
     return [(cause,) for cause in causes] + ([tuple(causes[:2])] if len(causes) > 1 else [])
 

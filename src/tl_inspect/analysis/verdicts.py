@@ -22,7 +22,7 @@ import re
 from tl_inspect.analysis import ledger
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import (
-    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown, kernel_slowdown_at, lone_walk_cost)
+    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown, kernel_slowdown_at, lone_walk_cost, walks)
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key, kind_of, root
@@ -151,6 +151,10 @@ def _judge_one(facts, match, access: Access, lone: bool) -> Access:
     # against a full vector
     width = lanes if lanes > 1 else MAX_VECTOR_BITS // ref.bits
     causes = plan.causes(ref, access, width)
+    if walks(access):
+        # a thread walking a row of its own: whatever narrows each load, the walk is what the launch waits on
+        causes = [Cause("row-per-thread", width=width, buffer=access.buffer, loop_line=access.line,
+                        threads=facts.thread_count, elements=access.elements_per_thread), *causes]
     if measured.factor < COSTLY:
         return dataclasses.replace(access, verdict=Verdict.CHEAP, cause=causes[0] if causes else None)
     if not causes:

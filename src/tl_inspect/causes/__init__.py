@@ -46,6 +46,12 @@ class CauseKind:
     # the proof's variant computes what the kernel computes (a loop reordered, a tile grown), so --measure
     # checks its outputs against the kernel's; not so for a padded length or a lane-contiguous index read
     same_function: ClassVar[bool] = False
+    # what shows a cause of this kind costs what it does: "rebuild", a rewrite that removes it and shows the
+    # access improve; "static", the launch and the index algebra, for a fix no rewrite of one access
+    # reproduces (a row spread over a block's threads), priced by the cost table's terms
+    evidence: ClassVar[str] = "rebuild"
+    # its fix spreads the work over every lane and fills the GPU, rather than changing the accesses alone
+    restructures: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -106,6 +112,16 @@ class CauseKind:
         """How many times more each thread block moves once the cause is gone (a larger tile): the block
         floor of the kernel's estimate falls as much."""
         return 1.0
+
+    @classmethod
+    def has_static_evidence(cls, cause: Cause) -> bool:
+        """Whether the launch and the index algebra alone show this cause costs what it does."""
+        return cls.evidence == "static"
+
+    @staticmethod
+    def launch_facts(cause: Cause, access, ledger) -> str:
+        """The facts of the launch and of its index algebra a static gain rests on, in the user's terms."""
+        return ""
 
     @staticmethod
     def realign(cause: Cause, arguments: dict) -> dict:

@@ -46,6 +46,17 @@ class FewPerThread(CauseKind):
         return (f"{plural(c.elements, 'element')} per thread over {c.threads} threads, less than "
                 f"{article(c.width)} {c.width}-element vector")
 
+    @classmethod
+    def has_static_evidence(cls, c: Cause) -> bool:
+        """One or two elements per thread: the launch's blocks and the bytes its threads keep in flight price
+        it, whatever else holds the access back (a bounds check on a length no padding makes whole)."""
+        return 0 < c.elements <= 2 and c.loop != TILE_OPERATOR
+
+    @staticmethod
+    def launch_facts(c: Cause, access, ledger) -> str:
+        return (f"{plural(c.elements, 'element')} of {access.bits // 8} B per thread over {ledger.blocks:,} blocks of "
+                f"{ledger.threads_launched} threads")
+
     @staticmethod
     def block_scale(c: Cause) -> float:
         return 1.0 if c.loop == TILE_OPERATOR else growth(c) or 1.0

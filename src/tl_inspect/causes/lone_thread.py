@@ -15,6 +15,7 @@ class LoneThread(CauseKind):
     proved_by = ("the lone thread's loads staged a vector at a time through a `T.vectorized` copy into a local "
                  "(still one thread)")
     same_function = True
+    evidence, restructures = "static", True
 
     @staticmethod
     def because(c: Cause) -> str:
@@ -34,6 +35,12 @@ class LoneThread(CauseKind):
     @staticmethod
     def change(c: Cause) -> str | None:
         return f"{staged_change(c.lane_var, c.width)}, still on one thread" if c.lane_var else None
+
+    @staticmethod
+    def launch_facts(c: Cause, access, ledger) -> str:
+        return (f"{ledger.threads_working} of {ledger.threads_launched} threads work in each of "
+                f"{plural(ledger.blocks, 'block')}, walking {plural(c.elements, 'element')} of {c.buffer} one after "
+                f"the other")
 
     @staticmethod
     def rewrite(func, c: Cause):

@@ -17,7 +17,7 @@ from dataclasses import replace
 from tl_inspect.causes import kind_of, root
 from tl_inspect.inspector import hooks, rewrites
 from tl_inspect.inspector.errors import message_of, printable
-from tl_inspect.model import KernelArtifact, Measured, Verdict
+from tl_inspect.model import KernelArtifact, KernelTiming, Measured, Verdict
 
 # each form's timed launches move at least this much (its buffers' bytes): on the H200, 500 launches of a
 # 4 MB pair taking turns gave medians within 1 % run to run for 20 of 23 pairs, where blocks of 64 launches
@@ -44,6 +44,10 @@ LATE_RETRIES = 5
 # 0.77 and 1.78, were of launches disturbed mid-measurement (one of them 4x slower): such a pair is timed again
 DISTURBED_SPREAD, RETIMES = 0.2, 2
 SEED = 0
+OUT_IDX_ATTR = "tilelang_out_idx"  # tilelang.jit.abi's name for a kernel's output parameters
+# the arch-specific target nvcc needs for what tilelang emits on these GPUs (wgmma, setmaxnreg): plain
+# sm_90 lowers the same TIR but nvcc refuses its Hopper-only instructions
+RUNNABLE = {"sm_90": "sm_90a", "sm_100": "sm_100a"}
 TOLERANCE = 2e-2  # fp16/bf16 sums a vector form reassociates differ in the last bits
 BUDGET_SPENT = "the run's measuring budget (--measure-budget) was spent before this kernel's turn"
 FEWER_BYTES = ("the proof's variant reads fewer elements than the kernel (it only shows the index is the "
@@ -71,17 +75,30 @@ def how_to_give(artifact: KernelArtifact, name: str) -> str:
 
 
 def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, variants: dict, budget) -> KernelArtifact:
-    """`artifact` with `measured` (or `unmeasured`, the reason) on every costly access whose proof's
-    variant is in `variants` (the proof's change -> (PrimFunc, the causes it removes)); `budget` is the
-    run's `device.Budget`."""
+    """`artifact` timed itself (`timing`, or `untimed` with the reason), and with `measured` (or
+    `unmeasured`, the reason) on every costly access whose proof's variant is in `variants` (the proof's
+    change -> (PrimFunc, the causes it removes)); `budget` is the run's `device.Budget`."""
+    case = dict(artifact.case)
+    original = original_kernel = None
+    try:
+        original_kernel = compiled(prim_func, case, artifact.arch, pass_configs)
+        with budget.held() as seconds_left:
+            if seconds_left() <= 0:
+                raise Unmeasurable(BUDGET_SPENT)
+            original = Form(prim_func, case, artifact.arch, kernel=original_kernel)
+            artifact = replace(artifact, timing=time_kernel(original, artifact))
+    except RunTimeValue as exc:
+        artifact = replace(artifact, untimed=f"not measured: {exc} ({how_to_give(artifact, exc.name)})")
+    except Unmeasurable as exc:
+        artifact = replace(artifact, untimed=f"not measured: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a kernel that does not build or run loses its own timing only
+        artifact = replace(artifact, untimed=f"not measured: {_failure(exc)}")
     costly = {id(a): a.proof.change for a in artifact.accesses if a.verdict == Verdict.COSTLY and a.proof is not None}
     changes = list(dict.fromkeys(change for change in costly.values() if change in variants))
     outcome: dict = {change: FEWER_BYTES for change in changes if rewrites.reads_fewer_elements(change)}
     changes = [change for change in changes if change not in outcome]
     if not changes and not outcome:
         return artifact
-    case = dict(artifact.case)
-    original = original_kernel = None
     for change in changes:
         # forms compile beside the other workers' (nvcc takes seconds); their inputs are allocated and filled,
         # and their launches timed, holding the GPU: no worker's fills run while another's launches are timed
@@ -106,7 +123,7 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
         except Unmeasurable as exc:
             outcome[change] = str(exc)
         except Exception as exc:  # noqa: BLE001 - a form that does not build or run loses its own timing only
-            outcome[change] = f"{type(exc).__name__}: {(printable(message_of(exc)).splitlines() or [''])[0][:200]}"
+            outcome[change] = _failure(exc)
 
     def measured(access):
         found = outcome.get(costly.get(id(access)))
@@ -117,6 +134,25 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
         return replace(access, unmeasured=f"not measured: {found}")
 
     return replace(artifact, accesses=tuple(measured(a) for a in artifact.accesses))
+
+
+def _failure(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {(printable(message_of(exc)).splitlines() or [''])[0][:200]}"
+
+
+def time_kernel(form: Form, artifact: KernelArtifact) -> KernelTiming:
+    """The kernel's own time: its launches alone, timed as a pair's are."""
+    import torch
+
+    times = launch_times(form)
+    for _ in range(RETIMES):
+        if _spread_of(times) <= DISTURBED_SPREAD:
+            break
+        times = min(times, launch_times(form), key=_spread_of)
+    ledger = artifact.ledger
+    return KernelTiming(time_us=round(typical_ms(times[form]) * 1e3, 3), gpu=torch.cuda.get_device_name(),
+                        moved_bytes=ledger.unique_bytes if ledger is not None else None,
+                        spread=round(_spread_of(times), 4))
 
 
 def _same_function(causes: tuple) -> bool:
@@ -157,7 +193,12 @@ def compiled(func, case: dict, arch: str, pass_configs: dict | None = None):
 
     for param in func.params:
         _parameter(func, param, case, torch)
-    return tilelang.compile(func, target=Target(hooks.cuda_target(arch)), pass_configs=pass_configs or None)
+    # a `@tilelang.jit(out_idx=...)` kernel allocates its outputs at every launch: timed, it takes every
+    # buffer as an argument, as a PrimFunc does
+    if func.attrs is not None and OUT_IDX_ATTR in func.attrs:
+        func = func.without_attr(OUT_IDX_ATTR)
+    return tilelang.compile(func, target=Target(hooks.cuda_target(RUNNABLE.get(arch, arch))),
+                            pass_configs=pass_configs or None)
 
 
 def _parameter(func, param, case: dict, torch):

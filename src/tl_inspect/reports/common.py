@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 
 from tl_inspect.model import SEVERITIES, FileResult, KernelReport, RunResult
-from tl_inspect.wording import plural
+from tl_inspect.wording import byte_size, plural
 
 
 @dataclass(frozen=True)
@@ -90,16 +90,6 @@ def relative_path(path: str, root: str) -> str | None:
 def one_line(text: str) -> str:
     """Messages are meant to be one line; formats that are line-based keep them so."""
     return " ".join(text.split())
-
-
-def byte_size(n: int | None) -> str:
-    if n is None:
-        return "unknown (run-time grid)"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return ""
 
 
 # a launch that requests its tensors this many times over or more is said to rely on the caches

@@ -33,6 +33,9 @@ def kernel_entries(run: RunResult) -> list[dict]:
                 "accesses": [a.as_dict() for a in k.accesses],
                 "shared_accesses": [a.as_dict() for a in k.shared_accesses],
                 "ledger": k.ledger.as_dict() if k.ledger else None,
+                "estimate": k.estimate.as_dict() if k.estimate else None,
+                **({"measured": k.timing.as_dict(k.estimate)} if k.timing else
+                   {"unmeasured": k.untimed} if k.untimed else {}),
                 **({"ptxas": k.ptxas} if k.ptxas is not None else {}),
             })
     return entries

@@ -7,7 +7,7 @@ from tl_inspect.analysis import cost_table
 from tl_inspect.analysis.cost import WALK
 from tl_inspect.analysis.cost_table import CostTable
 from tl_inspect.model import Access, Cost, Finding, Measured, Proof
-from tl_inspect.reports.common import byte_size
+from tl_inspect.wording import byte_size
 from tl_inspect.wording import byte_count
 
 

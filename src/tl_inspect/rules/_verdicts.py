@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from tl_inspect.analysis.cost import COSTLY
+from tl_inspect.analysis.estimate import NEAR_FLOOR_BYTES, NEAR_FLOOR_GAP, STATIC, fix_key
 from tl_inspect.causes import as_written, kind_of, root
 from tl_inspect.model import Access, Cause, Cost, Verdict
 from tl_inspect.rules.base import Rule, RuleContext, Violation
@@ -44,33 +45,76 @@ class CostlyAccess(Violation):
 
 
 class VerdictRule(Rule):
-    """A rule that reports the kernel's proven, costly accesses whose cause is one of its kinds: one
-    finding per line, for the costliest cause instance there, with its cost and proof."""
+    """A rule that reports the kernel's costly accesses whose cause is one of its kinds: one finding per
+    line, for the cause instance there whose fix gains the launch most, with its cost, its gain against
+    the launch's floor and its evidence (a rebuilt kernel, or the launch and its index algebra). A fix that
+    restructures the whole launch (a row spread over a block's threads) is one finding, at the first line
+    of the accesses it fixes."""
 
     def check(self, ctx: RuleContext) -> None:
         for line, accesses in sorted(self._owned(ctx).items()):
-            worst = max(accesses, key=lambda a: (a.kernel_cost or 1.0, a.cost or 1.0))
-            alike = [a for a in accesses if a.group == worst.group]
+            worst = max(accesses, key=lambda a: (a.gain.factor if a.gain else 1.0, a.kernel_cost or 1.0, a.cost or 1.0))
+            cause = reported_cause(worst)
+            alike = [a for a in accesses if fix_key(reported_cause(a)) == fix_key(cause)]
             cuda = sorted({n for a in alike for n in a.cuda_lines})
             ctx.report(
-                line, CostlyAccess(emitted_text(alike), as_written(worst.cause, ctx.line_text)),
+                line, CostlyAccess(emitted_text(alike), as_written(cause, ctx.line_text)),
                 cuda_lines=cuda or None, expected_bits=worst.max_bits, emitted_bits=worst.bits,
-                cost=Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike), per_access=worst.cost,
-                          launch_bytes=ctx.kernel.ledger.requested_bytes if ctx.kernel.ledger else None,
-                          at_size=worst.kernel_cost_at_size, at_size_limit=worst.at_size_limit,
-                          measured=worst.measured,
-                          unmeasured=worst.unmeasured, table=ctx.kernel.cost_table),
-                proof=worst.proof,
+                cost=self._cost(ctx, worst, alike), proof=worst.proof if _rebuilt(worst) else None, gain=worst.gain,
             )
 
+    @staticmethod
+    def _cost(ctx: RuleContext, worst: Access, alike: list) -> Cost:
+        table, moved = ctx.kernel.cost_table, ctx.kernel.ledger.requested_bytes if ctx.kernel.ledger else None
+        if not _rebuilt(worst):
+            return Cost(estimate=round(worst.gain.factor, 3), basis=worst.gain.shows, per_access=worst.cost,
+                        launch_bytes=moved, table=table)
+        return Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike), per_access=worst.cost,
+                    launch_bytes=moved, at_size=worst.kernel_cost_at_size, at_size_limit=worst.at_size_limit,
+                    measured=worst.measured, unmeasured=worst.unmeasured, table=table)
+
     def _owned(self, ctx: RuleContext) -> dict:
-        """Python line -> the proven, costly accesses there whose cause this rule reports."""
+        """Python line -> the costly accesses there whose reported cause this rule owns: proven by a rebuilt
+        kernel and costing the kernel COSTLY or more, or priced by the launch and its index algebra to
+        gain the launch COSTLY or more, unless the launch is big and estimated near its floor already."""
+        near_floor = _near_floor(ctx.kernel)
         by_line: dict = {}
+        first_line: dict = {}
         for access in ctx.kernel.accesses:
-            if (access.verdict == Verdict.COSTLY and root(access.cause).kind in self.reports_causes
-                    and access.line is not None and (access.kernel_cost or 1.0) >= COSTLY):
-                by_line.setdefault(access.line, []).append(access)
+            if access.line is None or reported_cause(access) is None:
+                continue
+            cause = root(reported_cause(access))
+            if cause.kind not in self.reports_causes:
+                continue
+            if _rebuilt(access):
+                if access.verdict != Verdict.COSTLY or (access.kernel_cost or 1.0) < COSTLY:
+                    continue
+                line = access.line
+            else:
+                if access.gain.factor < COSTLY or near_floor:
+                    continue
+                # one restructuring of the launch fixes every access it spreads: one finding, at the first
+                line = first_line.setdefault(fix_key(cause), access.line) if kind_of(cause).restructures \
+                    else access.line
+            by_line.setdefault(line, []).append(access)
         return by_line
+
+
+def reported_cause(access: Access) -> Cause | None:
+    """The cause a finding on the access names: its static cause where that fix gains more than the proven
+    one's, else the cause its verdict carries."""
+    return access.gain.cause if access.gain is not None and access.gain.evidence == STATIC else access.cause
+
+
+def _rebuilt(access: Access) -> bool:
+    return access.gain is None or access.gain.evidence != STATIC
+
+
+def _near_floor(kernel) -> bool:
+    """A launch that moves NEAR_FLOOR_BYTES or more, estimated within NEAR_FLOOR_GAP of its floor."""
+    ledger, estimate = kernel.ledger, kernel.estimate
+    return (ledger is not None and (ledger.unique_bytes or 0) >= NEAR_FLOOR_BYTES and estimate is not None
+            and estimate.gap is not None and estimate.gap < NEAR_FLOOR_GAP)
 
 
 def cost_basis(access: Access, alike: list) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from tl_inspect.analysis.kernel import KernelModel
-from tl_inspect.model import Cost, Finding, Fix, KernelArtifact, Proof
+from tl_inspect.model import Cost, Finding, Fix, Gain, KernelArtifact, Proof
 
 if TYPE_CHECKING:
     from tl_inspect.fixes.source import FixSource
@@ -140,7 +140,7 @@ class RuleContext:
                cuda_lines: Iterable[int] | None = None, evidence: Iterable[str] = (),
                expected_bits: int | None = None, emitted_bits: int | None = None,
                col: int | None = None, cost: Cost | None = None,
-               proof: Proof | None = None) -> None:
+               proof: Proof | None = None, gain: Gain | None = None) -> None:
         if cuda_lines is None:
             cuda_lines = self.kernel.cuda_lines_for(range(line, (end_line or line) + 1))
         if col is None:
@@ -151,7 +151,7 @@ class RuleContext:
             message=violation.message(), fix=violation.fix_title() or self.rule.fix, file=self.kernel.file, line=line,
             kernel=self.kernel.name, end_line=end_line, cuda_lines=tuple(cuda_lines),
             evidence=tuple(evidence), expected_bits=expected_bits, emitted_bits=emitted_bits, col=col,
-            cost=cost, proof=proof, name=violation.name, args=violation.args(),
+            cost=cost, proof=proof, gain=gain, name=violation.name, args=violation.args(),
         )
         self.findings.append(dataclasses.replace(finding, autofix=violation.autofix(self.fix_source, finding)))
 

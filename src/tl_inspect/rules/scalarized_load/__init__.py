@@ -74,4 +74,4 @@ class ScalarizedLoad(VerdictRule):
                 "accesses 1.00-1.01x (not reported)")
     fix = "Give each thread contiguous, 16-byte aligned elements, with neighbouring threads on neighbouring ones"
     reports_causes = ("few-per-thread", "transposed", "misaligned-offset", "misaligned-rows", "serial-loop",
-                      "annotated-layout", "fragment-layout", "interleaved", "non-affine", "lone-thread")
+                      "annotated-layout", "fragment-layout", "interleaved", "non-affine", "lone-thread", "row-per-thread")
