@@ -202,6 +202,7 @@ class Access:
             "cause": self.cause.kind if self.cause else None, "reason": self.reason or None,
             "cost": self.cost, "share": round(self.share, 4),
             "proof": self.proof.as_dict() if self.proof else None,
+            "gain": self.gain.as_dict() if self.gain else None,
             **_measurement(self.measured, self.unmeasured),
         }
 

@@ -28,7 +28,7 @@ class RowPerThread(CauseKind):
 
     @staticmethod
     def chain_answer(c: Cause) -> str:
-        return f"each of {c.threads} threads walks a row of {plural(int(c.elements), 'element')} of {c.buffer}"
+        return f"each thread walks a row of {plural(int(c.elements), 'element')} of {c.buffer} of its own"
 
     @staticmethod
     def launch_facts(c: Cause, access, ledger) -> str:

@@ -216,7 +216,29 @@ def _refusal(state: FileFixes, trial: _Trial, fixed: list) -> str:
         narrow = _narrower_than_proof(finding, state, after, moved)
         if narrow:
             return narrow
+        stays = _no_nearer_the_floor(finding, state, after)
+        if stays:
+            return stays
     return ""
+
+
+# a fix of a performance finding must bring its kernel's estimate this much nearer its floor at least
+NEARER = 1.02
+
+
+def _no_nearer_the_floor(finding: Finding, state: FileFixes, after: dict) -> str:
+    """For a performance finding: how the fixed kernel's estimated time stays where it was, if it does (a
+    loop written as T.vectorized that tilelang keeps serial, lanes still a row apart)."""
+    if finding.gain is None:
+        return ""
+    before = next(r.kernel for r in state.reports if r.kernel.name == finding.kernel).estimate
+    fixed = after[finding.kernel].kernel.estimate
+    if before is None or fixed is None or not before.time_us or not fixed.time_us:
+        return ""
+    if before.time_us / fixed.time_us >= NEARER:
+        return ""
+    return (f"the fixed kernel is estimated at {fixed.time_us:.4g} us against {before.time_us:.4g} us before: no nearer "
+            f"its floor of {before.floor_us:.4g} us")
 
 
 def _fewer_bytes(before, after) -> str:

@@ -128,6 +128,55 @@ def ledger_short(ledger) -> str:
     return ", ".join(parts)
 
 
+def us(value: float) -> str:
+    """"690 us", "4.6 us", "1.21 ms"."""
+    if value >= 10_000:
+        return f"{value / 1000:.3g} ms"
+    return f"{value:.3g} us" if value < 100 else f"{value:.0f} us"
+
+
+def estimate_phrase(estimate, gpu: str) -> str:
+    """"estimated 690 us against a floor of 4.6 us on an H200: 150x, limited by 16 working threads ...";
+    with the reason where there is no estimate, or no gap."""
+    if estimate is None:
+        return ""
+    if estimate.time_us is None:
+        return f"no estimate: {estimate.limited_by}"
+    head = f"estimated {us(estimate.time_us)} against a floor of {us(estimate.floor_us)} {gpu}"
+    if estimate.gap is None:
+        return f"{head}, but no gap: {estimate.uncounted}"
+    return f"{head}: {estimate.gap:.3g}x, limited by {estimate.limited_by}"
+
+
+def measured_phrase(kernel) -> str:
+    """"measured 2675 us on this NVIDIA H200: 617x its floor, 1.6 GB/s" after --measure, or why not."""
+    timing = kernel.timing
+    if timing is None:
+        return kernel.untimed
+    gap = timing.gap(kernel.estimate)
+    rate = timing.achieved_bytes_per_s
+    parts = [f"{gap:.3g}x its floor"] if gap is not None else []
+    parts += [f"{rate / 1e9:.3g} GB/s"] if rate else []
+    return f"measured {us(timing.time_us)} on this {timing.gpu}" + (f": {', '.join(parts)}" if parts else "")
+
+
+def estimate_rows(kernel, gpu: str) -> list[tuple[str, str]]:
+    """(label, value) rows of the kernel against its floor, for `explain` and the HTML page."""
+    estimate = kernel.estimate
+    if estimate is None:
+        return []
+    rows = [("estimate", estimate_phrase(estimate, gpu))]
+    if estimate.floor_of:
+        rows.append(("floor", f"{us(estimate.floor_us)}: one launch and {estimate.floor_of}"))
+    busy = [f"{name} {us(value)}" for name, value in estimate.parts if value >= 0.01]
+    if busy:
+        rows.append(("time by resource", ", ".join(busy) + " (the busiest one's time, plus the launch's own)"))
+    measured = measured_phrase(kernel)
+    if measured:
+        rows.append(("measured", measured))
+    return rows
+
+
 def ledger_rows(ledger, arch: str) -> list[tuple[str, str]]:
     """(label, value) rows of the ledger, for `explain` and the HTML page."""
     threads = f"{ledger.threads_working} of {ledger.threads_launched} per block"

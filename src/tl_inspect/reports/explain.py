@@ -17,12 +17,13 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
+from tl_inspect.analysis import cost_table
 from tl_inspect.causes import CHAIN, as_written, kind_of, root
 from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.ir import dtype_bits
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof, Verdict
-from tl_inspect.reports.common import ledger_rows
-from tl_inspect.reports.phrases import access_cost_text, cost_sentence, proof_summary
+from tl_inspect.reports.common import estimate_rows, ledger_rows, us
+from tl_inspect.reports.phrases import EVIDENCE, access_cost_text, cost_sentence, proof_summary
 from tl_inspect.rules.base import find_rule, owner_of
 from tl_inspect.reports.verdict_text import cuda_change_lines, evidence_lines
 from tl_inspect.sources import SourceFiles
@@ -82,6 +83,7 @@ class FindingExplain:
 @dataclass(frozen=True)
 class KernelExplain:
     title: str  # "add_2047  add_2047.py:6"
+    floor: tuple  # (label, value) rows: the kernel against its floor, and the fixes that gain it most
     ledger: tuple  # (label, value) rows
     groups: tuple
     note: str  # when there are no groups: a compile error, or every access is fine
@@ -95,7 +97,7 @@ def explain_view(kernel: KernelArtifact, sources: SourceFiles | None = None, fin
     where = f"{kernel.file}:{kernel.line}" if kernel.line else kernel.file
     title = f"{kernel.name}  {where}"
     if kernel.status != "ok":
-        return KernelExplain(title, (), (), f"could not be compiled: {kernel.error}")
+        return KernelExplain(title, (), (), (), f"could not be compiled: {kernel.error}")
     ledger = tuple(ledger_rows(kernel.ledger, kernel.arch)) if kernel.ledger is not None else ()
     groups, explained = [], set()
     for members in by_change(narrow_accesses(kernel.accesses)):
@@ -104,7 +106,18 @@ def explain_view(kernel: KernelArtifact, sources: SourceFiles | None = None, fin
         groups.append(_group(kernel, members, sources, tuple(_fix_text(findings[i], sources) for i in owned)))
     rest = tuple(_finding(kernel, f, sources) for i, f in enumerate(findings) if i not in explained)
     note = "" if groups else "every global access is as wide as its pattern allows, or cannot be wider"
-    return KernelExplain(title, ledger, tuple(groups), note, rest)
+    return KernelExplain(title, floor_rows(kernel, findings), ledger, tuple(groups), note, rest)
+
+
+def floor_rows(kernel: KernelArtifact, findings: tuple) -> tuple:
+    """The kernel against its floor, then its findings' fixes, the one that gains the launch most first."""
+    rows = estimate_rows(kernel, cost_table.of(kernel.cost_table).on_gpu)
+    gains = sorted((f for f in findings if f.gain is not None), key=lambda f: -f.gain.factor)
+    for n, f in enumerate(gains, 1):
+        rows.append((f"largest cause {n}" if len(gains) > 1 else "largest cause",
+                     f"{f.slug} (line {f.line}): {us(f.gain.time_us)} -> {us(f.gain.fixed_us)} once fixed "
+                     f"({f.gain.factor:.3g}x), shown by {EVIDENCE[f.evidence_kind]}"))
+    return tuple(rows)
 
 
 def explain_kernel(kernel: KernelArtifact, sources: SourceFiles | None = None, findings=()) -> str:
@@ -113,11 +126,11 @@ def explain_kernel(kernel: KernelArtifact, sources: SourceFiles | None = None, f
 
 def explain_text(view: KernelExplain) -> str:
     """The chain as `tl-inspect explain` prints it."""
-    if view.ledger:
-        width = max(len(label) for label, _ in view.ledger)
-        head = "\n".join([view.title, "  ledger"] + [f"    {label:<{width}}  {value}" for label, value in view.ledger])
-    else:
-        head = view.title
+    head = view.title
+    for name, rows in (("against its floor", view.floor), ("ledger", view.ledger)):
+        if rows:
+            width = max(len(label) for label, _ in rows)
+            head = "\n".join([head, f"  {name}"] + [f"    {label:<{width}}  {value}" for label, value in rows])
     if view.note:
         head = f"{head}\n  {view.note}"
     return "\n\n".join([head] + [_group_text(group) for group in view.groups]

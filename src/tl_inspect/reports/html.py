@@ -22,7 +22,8 @@ from markdown_it import MarkdownIt
 
 from tl_inspect.analysis import cost_table
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, RunResult
-from tl_inspect.reports.common import file_groups, ledger_rows, rule_table, run_summary, severity_counts
+from tl_inspect.reports.common import (
+    estimate_phrase, estimate_rows, file_groups, ledger_rows, rule_table, run_summary, severity_counts)
 from tl_inspect.reports.explain import KernelExplain, explain_view, narrow_accesses
 from tl_inspect.reports.html_text import highlighted_lines, inline_markdown
 from tl_inspect.reports.json_report import MODULE_ENTRY
@@ -134,12 +135,15 @@ class IndexRow:
     findings_total: int
     vector: dict | None
     cost: float | None = None  # the largest slowdown estimated by one of the kernel's findings
+    gap: float | None = None  # the kernel's estimated time over its floor
+    gap_title: str = ""  # the estimate in words, for the cell's tooltip
 
     def order(self) -> tuple:
-        """The index's order, worst first: rows that could not be inspected, then the costliest
-        estimate; where costs tie, errors before warnings before info, as ruff orders severity."""
-        return (self.status == "ok", -(self.cost or 0), *(-self.counts.get(s, 0) for s in reversed(SEVERITIES)),
-                self.file, self.name)
+        """The index's order, worst first: rows that could not be inspected, then the kernels furthest
+        from their floor, then the costliest finding; where those tie, errors before warnings before
+        info, as ruff orders severity."""
+        return (self.status == "ok", -(self.gap or 0), -(self.cost or 0),
+                *(-self.counts.get(s, 0) for s in reversed(SEVERITIES)), self.file, self.name)
 
 
 @dataclass(frozen=True)
@@ -217,7 +221,10 @@ def build_site(run: RunResult) -> Site:
             site.rows.append(IndexRow(file.path, page.name, page.href, page.status, page.error,
                                       page.counts, page.findings_total,
                                       page.vector if page.status == "ok" else None,
-                                      max((f.cost.estimate for f in report.findings if f.cost), default=None)))
+                                      max((f.cost.estimate for f in report.findings if f.cost), default=None),
+                                      report.kernel.estimate.gap if report.kernel.estimate else None,
+                                      estimate_phrase(report.kernel.estimate,
+                                                      cost_table.of(report.kernel.cost_table).on_gpu)))
     site.rows.sort(key=IndexRow.order)
     site.sweeps = [_sweep_view(sweep, pages) for sweep in sweeps(run)]
     return site
@@ -267,7 +274,8 @@ def build_kernel_page(report: KernelReport, href: str, sources: SourceFiles) -> 
         cuda_lines=cuda_lines, layouts=tuple(layout_view(layout) for layout in k.layouts),
         layout_text=k.layout_text, warnings=tuple(k.warnings), findings_total=len(report.findings),
         accesses=tuple(_access_view(a, len(cuda_text)) for a in k.accesses), error_detail=k.error_detail,
-        ledger=tuple(ledger_rows(k.ledger, k.arch)) if k.ledger else (),
+        ledger=tuple(estimate_rows(k, cost_table.of(k.cost_table).on_gpu) + ledger_rows(k.ledger, k.arch))
+        if k.ledger else (),
         explain=explain_view(k, sources) if k.status == "ok" and narrow_accesses(k.accesses) else None,
     )
 

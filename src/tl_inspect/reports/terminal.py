@@ -16,7 +16,8 @@ from tl_inspect.analysis import cost_table
 from tl_inspect.inspector.errors import printable
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
-from tl_inspect.reports.common import file_groups, ledger_short, run_summary, severity_counts
+from tl_inspect.reports.common import (
+    estimate_phrase, file_groups, ledger_short, measured_phrase, run_summary, severity_counts)
 from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import headline
 from tl_inspect.fixes import fix_diff, fix_note
@@ -79,11 +80,15 @@ def _problem(what: str, cause: str) -> Text:
 
 def _kernel_line(report, where: str) -> Text:
     s = report.kernel.access_summary()
+    kernel = report.kernel
+    gpu = cost_table.of(kernel.cost_table).on_gpu
+    floor_line = "; ".join(p for p in (estimate_phrase(kernel.estimate, gpu), measured_phrase(kernel)) if p)
     return Text.assemble(
         (printable(report.kernel.name), "bold"), f"  {where}  vector accesses: ",
         (f"{s['128-bit']} 128-bit", "green"), " / ", (f"{s['narrow']} narrower", "yellow"), " / ",
         (f"{s['scalar']} scalar", "red"), f"  {plural(len(report.findings), 'finding')}",
         *((f"  ({ledger_short(report.kernel.ledger)})", "dim"),) if report.kernel.ledger else (),
+        *((f"\n  {floor_line}", "dim"),) if floor_line else (),
     )
 
 
