@@ -51,6 +51,7 @@ TERMS = {
     "streaming_read_bytes_per_ns": "bytes per ns a launch that keeps enough in flight reads, the L2 flushed",
     "streaming_write_bytes_per_ns": "bytes per ns a launch that keeps enough in flight writes, the L2 flushed",
     "l2_bytes_per_ns": "bytes per ns the L2 serves re-reads at",
+    "tensor_peak_fraction": "the part of the dense tensor-core peak tilelang's T.gemm kernels sustain",
 }
 
 

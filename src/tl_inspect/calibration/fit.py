@@ -3,8 +3,11 @@ pricing the case's kernels as tl-inspect inspected them, predicts what the GPU m
 
 A term scales what it prices: the accesses it priced (`Access.cost_term`) cost in proportion to it
 (never under 1x), and the kernel-level terms (the block floor, the arithmetic rate, full memory speed)
-enter `cost.kernel_time` through the active table. So the prediction for a trial value is the model's
-own arithmetic on the inspected accesses, and a bisection finds the value that meets the measurement.
+enter `cost.kernel_time` through the active table. The terms only the whole launch's estimate reads
+(LAUNCH_TERMS: the bytes in flight, the streaming and L2 speeds, a walk's stores) are predicted by that
+estimate's launch time (`estimate.launch_parts` over the form's ledger), the rest by `cost.launch_ns` as
+the findings are priced. So the prediction for a trial value is the model's own arithmetic on the
+inspected accesses, and a bisection finds the value that meets the measurement.
 A case whose prediction does not reach its measurement over four orders of magnitude of the term (its
 accesses are not what bounds its time) fits nothing, and says so.
 """
@@ -15,7 +18,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from tl_inspect.analysis import cost, cost_table
+from tl_inspect.analysis import cost, cost_table, estimate
 from tl_inspect.analysis.cost_table import CostTable
 from tl_inspect.calibration.suite import RATIO
 
@@ -23,32 +26,22 @@ SEARCH_SPAN = 64  # the bisection looks from the base value / 64 to the base val
 STEPS = 60
 
 
-@dataclass(frozen=True)
-class PricedAccess:
-    """What `cost.kernel_time` reads of an access."""
-
-    cost: float | None
-    cost_bound: str
-    cost_term: str
-    share: float
-    block_bytes: int
-    elements_per_thread: int
-    lanes: int
-    dtype: str
+# the terms of the whole launch's estimate (tl_inspect.analysis.estimate), which `cost.launch_ns` does not read
+LAUNCH_TERMS = ("bytes_in_flight", "loop_loads_in_flight", "walk_store_ns", "streaming_read_bytes_per_ns",
+                "streaming_write_bytes_per_ns", "l2_bytes_per_ns")
 
 
 @dataclass(frozen=True)
 class Priced:
     """One form as tl-inspect inspected it: what the model needs to predict its time."""
 
-    accesses: tuple  # PricedAccess
+    accesses: tuple  # tl_inspect.model.Access, priced with the shipped table
     workload: object  # tl_inspect.analysis.workload.Workload
+    ledger: object = None  # tl_inspect.model.Ledger: the launch the estimate prices
 
     @classmethod
     def of(cls, artifact, workload) -> Priced:
-        return cls(tuple(PricedAccess(a.cost, a.cost_bound, a.cost_term, a.share, a.block_bytes,
-                                      a.elements_per_thread, a.lanes, a.dtype)
-                         for a in artifact.accesses), workload)
+        return cls(tuple(artifact.accesses), workload, artifact.ledger)
 
 
 @dataclass(frozen=True)
@@ -74,17 +67,24 @@ class Timed:
 
 def predicted_ns(form: Priced, nbytes: int, base: CostTable, term: str, value: float) -> float:
     """The model's time for `form`'s launch moving `nbytes` with the term at `value` (the rest as in
-    `base`), as `cost.launch_ns` prices the estimates at a launch's own size."""
-    scale = value / base[term]
-    replaced = {id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
-                for a in form.accesses if a.cost_term == term and a.cost}
-    table = base.with_term(term, value)
-    with cost_table.using(table):
+    `base`): for a term of LAUNCH_TERMS the estimate's launch time over the form's ledger (which counts
+    the launch's bytes itself), else as `cost.launch_ns` prices the findings at a launch's own size."""
+    with cost_table.using(base.with_term(term, value)):
+        if term in LAUNCH_TERMS:
+            if form.ledger is None or form.ledger.blocks is None:
+                raise ValueError(f"{term}: the form has no launch the estimate can count")
+            return estimate.total_ns(estimate.launch_parts(form.accesses, form.ledger, form.workload))
+        scale = value / base[term]
+        replaced = {id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
+                    for a in form.accesses if a.cost_term == term and a.cost}
         return cost.launch_ns(form.accesses, nbytes, replaced, workload=form.workload)
 
 
 def fit_case(timed: Timed, bad: Priced | None, good: Priced, base: CostTable) -> float | None:
     """The term's value that makes the model predict the case's measurement; None when none does."""
+    if timed.term in LAUNCH_TERMS and any(f.ledger is None or f.ledger.blocks is None
+                                          for f in (bad, good) if f is not None):
+        return None  # a launch the estimate cannot count (a run-time grid) predicts nothing
     if timed.fit != RATIO:
         def predict(x):
             return predicted_ns(good, timed.bytes_good, base, timed.term, x)

@@ -3,7 +3,9 @@ same work with the term's cause removed (tl_inspect.calibration.fit turns their 
 
 These are the H200 calibration's kernels (docs/gpu-impact.md, "Calibration of the cost model"), sized to
 move 0.25-2 GB a launch so that neither the launch nor the L2 counts, except the launch's own case: a tail
-guard small enough that the launch hides part of its loss.
+guard small enough that the launch hides part of its loss. The whole launch's terms (the bytes in flight,
+the streaming and L2 speeds, a walk's stores) are calibrated on benchmarks/floor_cases.py's kernels,
+rewritten here, each moving 0.1-1 GB.
 """
 
 # no `from __future__ import annotations`: tilelang evaluates the kernels' annotations in their closures
@@ -331,6 +333,75 @@ def chunk_sums(N, staged: bool, vec=8, rows=4, threads=128):
     return main
 
 
+N26 = 1 << 26
+
+
+def copy_one_per_thread(N, threads):
+    """An fp32 copy, one element per thread: a 4-byte load per thread is all a thread keeps in flight."""
+    @T.prim_func
+    def main(X: T.Tensor((N,), FP32), Y: T.Tensor((N,), FP32)):
+        with T.Kernel(N // threads, threads=threads) as bx:
+            for i in T.Parallel(threads):
+                Y[bx * threads + i] = X[bx * threads + i]
+
+    return main
+
+
+def copy_grid(blocks, N=N26, threads=256, vec=4):
+    """An fp32 copy by 16-byte vectors over a fixed grid of `blocks`, each block looping over its share
+    (benchmarks/floor_cases.py): too few blocks keep too little in flight."""
+    tiles = N // (blocks * threads * vec)
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), FP32), Y: T.Tensor((N,), FP32)):
+        with T.Kernel(blocks, threads=threads) as bx:
+            for t in T.serial(tiles):
+                for i, v in T.Parallel(threads, vec):
+                    Y[((t * blocks + bx) * threads + i) * vec + v] = X[((t * blocks + bx) * threads + i) * vec + v]
+
+    return main
+
+
+def reread_rows(rows, blocks=65536, n=4096, threads=128):
+    """Every block sums one row of `rows` rows of `n` fp32 (block b row b % rows): with as many rows as
+    blocks a streaming read, with few the blocks re-read them from the L2 (benchmarks/floor_cases.py)."""
+    @T.prim_func
+    def main(X: T.Tensor((rows, n), FP32), Y: T.Tensor((blocks,), FP32)):
+        with T.Kernel(blocks, threads=threads) as bx:
+            row = T.alloc_fragment((n,), FP32)
+            total = T.alloc_fragment((1,), FP32)
+            T.copy(X[bx % rows, :], row)
+            T.reduce_sum(row, total, dim=0)
+            Y[bx] = total[0]
+
+    return main
+
+
+def row_layer_norm(M, N, threads=128):
+    """LayerNorm (no affine) with a row per thread: each thread walks its own fp16 row three times (the
+    mean, the variance, then the normalized row stored), every lane's store in a line of its own."""
+    @T.prim_func
+    def main(X: T.Tensor((M, N), FP16), Y: T.Tensor((M, N), FP16)):
+        with T.Kernel(M // threads, threads=threads) as bx:
+            tx = T.get_thread_binding()
+            s = T.alloc_var(FP32)
+            q = T.alloc_var(FP32)
+            mean = T.alloc_var(FP32)
+            rstd = T.alloc_var(FP32)
+            s = 0
+            for j in T.serial(N):
+                s += T.Cast(FP32, X[bx * threads + tx, j])
+            mean = s / N
+            q = 0
+            for j in T.serial(N):
+                q += (T.Cast(FP32, X[bx * threads + tx, j]) - mean) * (T.Cast(FP32, X[bx * threads + tx, j]) - mean)
+            rstd = T.rsqrt(q / N + 1e-5)
+            for j in T.serial(N):
+                Y[bx * threads + tx, j] = T.Cast(FP16, (T.Cast(FP32, X[bx * threads + tx, j]) - mean) * rstd)
+
+    return main
+
+
 def cases() -> list:
     return [
         Case("block_floor_bytes", "Y = 3X fp32, 64 threads x 1 per block (2^22 blocks) vs 256 x 4",
@@ -390,4 +461,23 @@ def cases() -> list:
              f"({block_m * 4096 // threads} per thread)",
              row_guarded_reduce(1 << 17, 4095, block_m, threads), row_guarded_reduce(1 << 17, 4096, block_m, threads))
         for block_m, threads in ((1, 512), (1, 256), (1, 128), (2, 128), (4, 128))
+    ] + [
+        # the whole launch's estimate (tl_inspect.analysis.estimate): its bytes in flight, its streaming
+        # and L2 speeds, a walk's stores; fp32 copies of 2^26 elements (537 MB), reads of 1.07 GB
+        Case("bytes_in_flight", "fp32 copy N = 2^26, one element per thread in blocks of 256 vs 16-byte vectors "
+             "over 1024 blocks", copy_one_per_thread(N26, 256), copy_grid(1024)),
+    ] + [
+        Case("loop_loads_in_flight", f"fp32 copy N = 2^26 by 16-byte vectors, {blocks} blocks of 256 threads "
+             f"looping over tiles vs 1024 blocks", copy_grid(blocks), copy_grid(1024))
+        for blocks in (8, 32)
+    ] + [
+        # 64 blocks of 128 threads, under one per SM: each thread's walk, not the memory, sets the time
+        Case("walk_store_ns", "fp16 LayerNorm, 8192 rows of 4096, a row per thread walked three times, the last "
+             "storing", None, row_layer_norm(8192, 4096), TIME),
+        Case("streaming_read_bytes_per_ns", "fp32 read of 1.07 GB: 65536 blocks each summing a row of 4096 of its "
+             "own", None, reread_rows(65536), TIME),
+        Case("streaming_write_bytes_per_ns", "fp32 copy N = 2^26 (537 MB) by 16-byte vectors over 1024 blocks",
+             None, copy_grid(1024), TIME),
+        Case("l2_bytes_per_ns", "65536 blocks each summing one of 64 fp32 rows of 4096 (1.07 GB re-read from the L2)",
+             None, reread_rows(64), TIME),
     ]

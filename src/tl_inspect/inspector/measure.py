@@ -75,30 +75,16 @@ def how_to_give(artifact: KernelArtifact, name: str) -> str:
 
 
 def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, variants: dict, budget) -> KernelArtifact:
-    """`artifact` timed itself (`timing`, or `untimed` with the reason), and with `measured` (or
-    `unmeasured`, the reason) on every costly access whose proof's variant is in `variants` (the proof's
-    change -> (PrimFunc, the causes it removes)); `budget` is the run's `device.Budget`."""
+    """`artifact` with `measured` (or `unmeasured`, the reason) on every costly access whose proof's
+    variant is in `variants` (the proof's change -> (PrimFunc, the causes it removes)), and timed itself
+    (`timing`, or `untimed` with the reason): from its first pair where one was timed, else on its own;
+    `budget` is the run's `device.Budget`."""
     case = dict(artifact.case)
-    original = original_kernel = None
-    try:
-        original_kernel = compiled(prim_func, case, artifact.arch, pass_configs)
-        with budget.held() as seconds_left:
-            if seconds_left() <= 0:
-                raise Unmeasurable(BUDGET_SPENT)
-            original = Form(prim_func, case, artifact.arch, kernel=original_kernel)
-            artifact = replace(artifact, timing=time_kernel(original, artifact))
-    except RunTimeValue as exc:
-        artifact = replace(artifact, untimed=f"not measured: {exc} ({how_to_give(artifact, exc.name)})")
-    except Unmeasurable as exc:
-        artifact = replace(artifact, untimed=f"not measured: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a kernel that does not build or run loses its own timing only
-        artifact = replace(artifact, untimed=f"not measured: {_failure(exc)}")
     costly = {id(a): a.proof.change for a in artifact.accesses if a.verdict == Verdict.COSTLY and a.proof is not None}
     changes = list(dict.fromkeys(change for change in costly.values() if change in variants))
     outcome: dict = {change: FEWER_BYTES for change in changes if rewrites.reads_fewer_elements(change)}
     changes = [change for change in changes if change not in outcome]
-    if not changes and not outcome:
-        return artifact
+    original = original_kernel = None
     for change in changes:
         # forms compile beside the other workers' (nvcc takes seconds); their inputs are allocated and filled,
         # and their launches timed, holding the GPU: no worker's fills run while another's launches are timed
@@ -133,26 +119,48 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
             return replace(access, measured=found)
         return replace(access, unmeasured=f"not measured: {found}")
 
-    return replace(artifact, accesses=tuple(measured(a) for a in artifact.accesses))
+    artifact = replace(artifact, accesses=tuple(measured(a) for a in artifact.accesses))
+    paired = next((found for found in outcome.values() if isinstance(found, Measured)), None)
+    if paired is not None:
+        return replace(artifact, timing=_timing(artifact, paired.ms_before, paired.gpu, paired.spread))
+    return _timed_alone(artifact, prim_func, pass_configs, budget, original_kernel)
+
+
+def _timed_alone(artifact: KernelArtifact, prim_func, pass_configs: dict, budget, kernel) -> KernelArtifact:
+    """`artifact` with its own launches timed, as a pair's are, or with the reason they were not."""
+    import torch
+
+    try:
+        if budget.left() <= 0:
+            raise Unmeasurable(BUDGET_SPENT)
+        kernel = kernel or compiled(prim_func, dict(artifact.case), artifact.arch, pass_configs)
+        with budget.held() as seconds_left:
+            if seconds_left() <= 0:
+                raise Unmeasurable(BUDGET_SPENT)
+            form = Form(prim_func, dict(artifact.case), artifact.arch, kernel=kernel)
+            times = launch_times(form)
+            for _ in range(RETIMES):
+                if _spread_of(times) <= DISTURBED_SPREAD:
+                    break
+                times = min(times, launch_times(form), key=_spread_of)
+            return replace(artifact, timing=_timing(artifact, typical_ms(times[form]), torch.cuda.get_device_name(),
+                                                    _spread_of(times)))
+    except RunTimeValue as exc:
+        return replace(artifact, untimed=f"not measured: {exc} ({how_to_give(artifact, exc.name)})")
+    except Unmeasurable as exc:
+        return replace(artifact, untimed=f"not measured: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a kernel that does not build or run loses its own timing only
+        return replace(artifact, untimed=f"not measured: {_failure(exc)}")
+
+
+def _timing(artifact: KernelArtifact, ms: float, gpu: str, spread_: float) -> KernelTiming:
+    ledger = artifact.ledger
+    return KernelTiming(time_us=round(ms * 1e3, 3), gpu=gpu, moved_bytes=ledger.unique_bytes if ledger else None,
+                        spread=round(spread_, 4))
 
 
 def _failure(exc: Exception) -> str:
     return f"{type(exc).__name__}: {(printable(message_of(exc)).splitlines() or [''])[0][:200]}"
-
-
-def time_kernel(form: Form, artifact: KernelArtifact) -> KernelTiming:
-    """The kernel's own time: its launches alone, timed as a pair's are."""
-    import torch
-
-    times = launch_times(form)
-    for _ in range(RETIMES):
-        if _spread_of(times) <= DISTURBED_SPREAD:
-            break
-        times = min(times, launch_times(form), key=_spread_of)
-    ledger = artifact.ledger
-    return KernelTiming(time_us=round(typical_ms(times[form]) * 1e3, 3), gpu=torch.cuda.get_device_name(),
-                        moved_bytes=ledger.unique_bytes if ledger is not None else None,
-                        spread=round(_spread_of(times), 4))
 
 
 def _same_function(causes: tuple) -> bool:
