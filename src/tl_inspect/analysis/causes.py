@@ -158,7 +158,11 @@ class UnitPlan:
     def _inserted(self, cond) -> bool:
         """Whether a device bounds check is tilelang's: none of the user's own conditions compares the
         same bound."""
-        bounds = {ir.render(side) for pred in self.unit.predicates for pair in comparisons(pred) for side in pair}
+        # the user's own checks: the unit's predicates, and the `if`s around its statements (explicit
+        # thread indexing, `if idx < N:`)
+        written = [*self.unit.predicates, *(cond for store in self.facts.stores if store.line == self.unit.line
+                                            for cond in store.conditions)]
+        bounds = {ir.render(side) for pred in written for pair in comparisons(pred) for side in pair}
         return not any(ir.render(side) in bounds for pair in comparisons(cond) for side in pair[1:])
 
     def _tail_cause(self, cond, bound, width: int) -> Cause:

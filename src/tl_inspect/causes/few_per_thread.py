@@ -16,7 +16,8 @@ class FewPerThread(CauseKind):
     proved_by = ("the tile grown for the same threads and the grid shrunk as much, so each thread moves a full "
                  "vector: through the factory's tile argument where one carries it, else the `T.Parallel` "
                  "extent (or, with explicit thread indexing, a `T.vectorized` loop over each thread's elements); "
-                 "fewer threads for a `T.copy`")
+                 "fewer threads for a `T.copy`; where no rebuild shows it, the launch's blocks and the bytes its "
+                 "threads keep in flight")
     same_function = True
 
     @classmethod
@@ -116,11 +117,17 @@ class FewPerThread(CauseKind):
 
     @staticmethod
     def realign(c: Cause, arguments: dict) -> dict:
+        """The argument that sets each thread's share, made k times larger: the innermost `T.Parallel` extent
+        when it is that share (`T.Parallel(threads, npt)` with npt=1: the one argument of that value), else
+        the tile (an argument equal to the loop's elements)."""
         k, tile = growth(c), c.elements * c.threads
         if k is None or c.loop in ("", TILE_OPERATOR):
             return {}
-        return next(({name: given * k} for name, given in arguments.items() if type(given) is int and given == tile),
-                    {})
+        integers = {name: given for name, given in arguments.items() if type(given) is int}
+        share = [name for name, given in integers.items() if given == c.elements]
+        if _innermost_extent(c.loop) == c.elements and len(share) == 1:
+            return {share[0]: integers[share[0]] * k}
+        return next(({name: given * k} for name, given in integers.items() if given == tile), {})
 
     @staticmethod
     def recalled(c: Cause, before, after) -> str | None:
@@ -128,6 +135,13 @@ class FewPerThread(CauseKind):
 
         grown = regrown(before, after, c.loop_line, growth(c))
         return grown and tile_change(grown)
+
+
+def _innermost_extent(loop: str) -> int | None:
+    """The last extent of a loop as written, "T.Parallel(256, 1)" -> 1; None where it is not a literal."""
+    extents = loop.partition("(")[2].rstrip(")").split(",")
+    last = extents[-1].strip() if extents else ""
+    return int(last) if last.isdigit() else None
 
 
 def growth(c: Cause) -> int | None:

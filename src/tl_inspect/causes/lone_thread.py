@@ -12,8 +12,10 @@ class LoneThread(CauseKind):
     name, chain_step, key = "lone-thread", "per-thread", ("loop_line",)
     # spreading the walk over the threads would need a reduction the kernel does not have: the proof
     # only widens the lone thread's loads, which shows them narrow, not the cost of the idle threads
-    proved_by = ("the lone thread's loads staged a vector at a time through a `T.vectorized` copy into a local "
-                 "(still one thread)")
+    proved_by = ("the launch and the index algebra: one working thread per block walking its elements, priced by "
+                 "the cost table's lone-walk terms against the walk spread over the block's threads; and the lone "
+                 "thread's loads staged a vector at a time through a `T.vectorized` copy into a local (still one "
+                 "thread)")
     same_function = True
     evidence, restructures = "static", True
 

@@ -10,7 +10,7 @@ from tl_inspect.analysis.estimate import NEAR_FLOOR_BYTES, NEAR_FLOOR_GAP, STATI
 from tl_inspect.causes import as_written, kind_of, root
 from tl_inspect.model import Access, Cause, Cost, Verdict
 from tl_inspect.rules.base import Rule, RuleContext, Violation
-from tl_inspect.wording import accesses_text, byte_count
+from tl_inspect.wording import accesses_text, byte_count, join
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,8 +57,10 @@ class VerdictRule(Rule):
             cause = reported_cause(worst)
             alike = [a for a in accesses if fix_key(reported_cause(a)) == fix_key(cause)]
             cuda = sorted({n for a in alike for n in a.cuda_lines})
+            lines = sorted({a.line for a in alike})
+            emitted = emitted_text(alike) + (f" (lines {join([str(n) for n in lines])})" if len(lines) > 1 else "")
             ctx.report(
-                line, CostlyAccess(emitted_text(alike), as_written(cause, ctx.line_text)),
+                line, CostlyAccess(emitted, as_written(cause, ctx.line_text)),
                 cuda_lines=cuda or None, expected_bits=worst.max_bits, emitted_bits=worst.bits,
                 cost=self._cost(ctx, worst, alike), proof=worst.proof if _rebuilt(worst) else None, gain=worst.gain,
             )
