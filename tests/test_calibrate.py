@@ -56,9 +56,9 @@ def test_every_case_fits_its_term_back_from_what_the_model_predicts_for_it(suite
         assert got == pytest.approx(wanted, rel=1e-3), (case.term, case.label)
 
 
-def test_the_suite_calibrates_every_term_but_two_it_has_no_representative_kernel_for():
+def test_the_suite_calibrates_every_term_but_three_it_has_no_representative_kernel_for():
     covered = {case.term for case in cases()}
-    assert set(cost_table.TERMS) - covered == {"spread_store_wide", "transposed_load"}
+    assert set(cost_table.TERMS) - covered == {"spread_store_wide", "transposed_load", "tensor_peak_fraction"}
 
 
 def test_a_table_fitted_from_the_suite_keeps_unfitted_terms_and_takes_medians(suite):
@@ -96,7 +96,7 @@ def _launch_cases(suite) -> list:
 
 def test_the_whole_launchs_terms_each_have_cases_moving_a_tenth_to_one_gb(suite):
     launch = _launch_cases(suite)
-    assert sorted({case.term for case, *_ in launch}) == sorted(fit.LAUNCH_TERMS)
+    assert {case.term for case, *_ in launch} == set(fit.LAUNCH_TERMS) - {"tensor_peak_fraction"}
     assert len(launch) == len(LAUNCH_TIMINGS)
     for case, bad, good, _ in launch:
         for form in (bad, good):
@@ -115,11 +115,12 @@ def _timed_as_measured(case, timing) -> fit.Timed:
     return fit.Timed(case.term, case.label, case.fit, ms_good=timing, bytes_good=_bytes(case.good))
 
 
-# what the H200's timings above fit, each within 10 % of the shipped value but `bytes_in_flight` (0.91x: the
-# shipped 1.7e6 over-prices one fp32 element per thread, 216 us against 196.5 measured)
+# what the H200's timings above fit, each within 10 % of the shipped value but `bytes_in_flight` (0.91x: with
+# the shipped 1.7e6 the estimate gives one fp32 element per thread 216 us, where 196.5 us were measured);
+# `loop_loads_in_flight` is the median of 10.26 (8 blocks) and 9.99 (32 blocks)
 FITTED_FROM_H200 = {
-    "bytes_in_flight": 1.54e6, "loop_loads_in_flight": 10.1, "walk_store_ns": 148.4,
-    "streaming_read_bytes_per_ns": 4472, "streaming_write_bytes_per_ns": 3577, "l2_bytes_per_ns": 16930,
+    "bytes_in_flight": 1.541e6, "loop_loads_in_flight": 10.13, "walk_store_ns": 148.3,
+    "streaming_read_bytes_per_ns": 4472, "streaming_write_bytes_per_ns": 3574, "l2_bytes_per_ns": 16930,
 }
 
 
@@ -129,9 +130,10 @@ def test_the_h200s_timings_fit_the_whole_launchs_terms_back_to_about_the_shipped
             for timed, bad, good in ((_timed_as_measured(case, timing), bad, good)
                                      for case, bad, good, timing in _launch_cases(suite))]
     assert all(value is not None for _, value in fits), [t.label for t, v in fits if v is None]
-    fitted = {f.term: f.value for f in fit.fit_terms(fits, base) if f.term in fit.LAUNCH_TERMS}
-    for term, value in fitted.items():
-        assert value == pytest.approx(FITTED_FROM_H200[term], rel=0.01), term
+    fitted = {f.term: f.value for f in fit.fit_terms(fits, base)}
+    for term, expected in FITTED_FROM_H200.items():
+        value = fitted[term]
+        assert value == pytest.approx(expected, rel=0.01), (term, value)
         assert value == pytest.approx(base[term], rel=0.1 if term != "bytes_in_flight" else 0.12), term
     # the two grids of too few blocks agree on a thread's loads in flight
     loops = [v for t, v in fits if t.term == "loop_loads_in_flight"]

@@ -205,6 +205,9 @@ def limited_by(parts: dict, accesses, ledger: Ledger) -> str:
         return "L1 wavefronts: lanes in lines of their own"
     if name == STORES:
         return "partial-sector stores"
+    if ledger.requested_bytes and ledger.unique_bytes and ledger.requested_bytes > 2 * ledger.unique_bytes:
+        return (f"memory traffic: {byte_size(ledger.requested_bytes)} requested of {byte_size(ledger.unique_bytes)} "
+                f"unique, the re-reads served by the L2")
     return "memory traffic"
 
 

@@ -14,6 +14,7 @@ accesses are not what bounds its time) fits nothing, and says so.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from dataclasses import dataclass
@@ -28,20 +29,24 @@ STEPS = 60
 
 # the terms of the whole launch's estimate (tl_inspect.analysis.estimate), which `cost.launch_ns` does not read
 LAUNCH_TERMS = ("bytes_in_flight", "loop_loads_in_flight", "walk_store_ns", "streaming_read_bytes_per_ns",
-                "streaming_write_bytes_per_ns", "l2_bytes_per_ns")
+                "streaming_write_bytes_per_ns", "l2_bytes_per_ns", "tensor_peak_fraction")
 
 
 @dataclass(frozen=True)
 class Priced:
     """One form as tl-inspect inspected it: what the model needs to predict its time."""
 
-    accesses: tuple  # tl_inspect.model.Access, priced with the shipped table
+    accesses: tuple  # tl_inspect.model.Access as priced with the shipped table, less what explains it
     workload: object  # tl_inspect.analysis.workload.Workload
     ledger: object = None  # tl_inspect.model.Ledger: the launch the estimate prices
 
     @classmethod
     def of(cls, artifact, workload) -> Priced:
-        return cls(tuple(artifact.accesses), workload, artifact.ledger)
+        """The form of `artifact`, to be sent back from the worker that inspected it: its accesses without
+        what explains a finding (the guard, causes, proof), which the cost model does not read and which
+        can hold the compiler's objects (a guard's tvm strings), whose pickled copies crash when freed."""
+        return cls(tuple(dataclasses.replace(a, guard=None, cause=None, causes=(), proof=None, gain=None,
+                                             measured=None) for a in artifact.accesses), workload, artifact.ledger)
 
 
 @dataclass(frozen=True)
