@@ -149,6 +149,9 @@ class Access:
     guard: tuple | None = None  # (condition, bound) of a lane-varying bounds check the access sits under
     atomic: bool = False
     tile_op: str = ""  # "copy" when the access comes from a `T.copy`
+    # its statement sits in a loop each thread runs one trip after the other (`T.serial`, `range`): its
+    # loads wait one for the last, where a `T.copy` or `T.Parallel` issues them all at once
+    walked: bool = False
     # verdict
     max_bits: int | None = None  # widest this access could have
     verdict: str | None = None  # one of VERDICTS

@@ -304,6 +304,8 @@ def walk_ns(accesses, widened: dict | None = None, working: int | None = None) -
     widened = widened or {}
     total = 0.0
     for a in accesses:
+        if not a.walked:
+            continue
         if a.cost_term in LONE_WALK_TERMS:
             total += a.elements_per_thread * table["lone_thread_element_ns"]
             continue
@@ -330,8 +332,8 @@ def warp_lines(access: Access) -> int:
 
 def walks(access: Access) -> bool:
     """Whether the access is one thread's walk (priced by `walk_ns`, not by the bytes it keeps in flight)."""
-    return access.cost_term in LONE_WALK_TERMS + ROW_WALK_TERMS or (
-        access.cost_term == "transposed_store" and access.elements_per_thread >= L1_BOUND_LOADS)
+    return access.walked and (access.cost_term in LONE_WALK_TERMS + ROW_WALK_TERMS or (
+        access.cost_term == "transposed_store" and access.elements_per_thread >= L1_BOUND_LOADS))
 
 
 def kernel_slowdown_at(launch_bytes: int, accesses, members, block_scale: float = 1.0,

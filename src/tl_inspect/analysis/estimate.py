@@ -48,6 +48,8 @@ class Spread:
     members: tuple = ()
     block_scale: float = 1.0
     restructured: bool = False
+    # how much of each thread's walk is left: split over more blocks (split-K), a walk is that much shorter
+    walk_scale: float = 1.0
 
 
 def of(accesses, ledger: Ledger | None, workload, uncounted: str = "") -> Estimate:
@@ -62,8 +64,9 @@ def of(accesses, ledger: Ledger | None, workload, uncounted: str = "") -> Estima
     parts = launch_parts(accesses, ledger, workload)
     filled = None
     if ledger.sms and ledger.blocks < ledger.sms:
-        # the same work over one block per SM: what a grid that fills the GPU would take
-        filled = total_ns(launch_parts(accesses, ledger, workload, Spread(block_scale=ledger.blocks / ledger.sms)))
+        # the same work over one block per SM (split-K, smaller tiles): what a grid that fills the GPU takes
+        share = ledger.blocks / ledger.sms
+        filled = total_ns(launch_parts(accesses, ledger, workload, Spread(block_scale=share, walk_scale=share)))
     return Estimate(round(max(total_ns(parts), floor) / 1e3, 4), round(floor / 1e3, 4),
                     limited_by(parts, accesses, ledger), floor_of,
                     tuple((name, round(ns / 1e3, 4)) for name, ns in _ranked(parts)), uncounted,
@@ -113,8 +116,9 @@ def launch_parts(accesses, ledger: Ledger, workload, spread: Spread = Spread()) 
         STORES: busy[STORES] * requested / bandwidth,
         BLOCKS: blocks * table["block_floor_bytes"] / table["full_speed_bytes_per_ns"],
         COMPUTE: _compute_ns(ledger, workload, blocks, spread.restructured),
-        WALK: cost.walk_ns([a for a in accesses if id(a) not in members or not spread.restructured],
-                           {id(a): VECTOR_BYTES * 8 for a in spread.members}, ledger.threads_working),
+        WALK: spread.walk_scale * cost.walk_ns([a for a in accesses if id(a) not in members or not spread.restructured],
+                                               {id(a): VECTOR_BYTES * 8 for a in spread.members},
+                                               ledger.threads_working),
     }
     in_flight = bytes_in_flight(accesses, ledger, spread)
     if in_flight is not None and unique:

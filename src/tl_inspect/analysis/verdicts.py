@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from tl_inspect import ir
 from tl_inspect.analysis import ledger
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import (
@@ -125,7 +126,7 @@ def _judge_one(facts, match, access: Access, lone: bool) -> Access:
     if measured is None:
         reason = "broadcast" if access.lane_stride_bytes == 0 else "gather"
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason=reason, max_bits=access.bits)
-    access = _priced(access, measured)
+    access = dataclasses.replace(_priced(access, measured), walked=bool(_walk_var(facts, access)))
     if access.via:
         # an asynchronous copy moves a whole tile (TMA) or its own 4-16 bytes: the copy engine's width
         return dataclasses.replace(access, verdict=Verdict.FULL, max_bits=access.bits)
@@ -173,16 +174,32 @@ def _priced(access: Access, measured: Measured) -> Access:
                                cost_term=measured.term)
 
 
+def _walk_var(facts, access: Access) -> str:
+    """The variable of the serial loop the access's statement sits in, innermost, or "": the statement on
+    the access's line, or one a few lines up whose value spans down to it (a sum wrapped over lines)."""
+    for store in facts.stores:
+        if not (store.loops and store.loops[-1].kind in WALKS and store.line is not None and access.line):
+            continue
+        if store.line == access.line or (
+                store.line < access.line <= store.line + STATEMENT_LINES
+                and any(sub[:2] == ("load", access.buffer) for sub in ir.subexprs(store.value))):
+            return store.loops[-1].var
+    return ""
+
+
+# the most lines one statement of a kernel spans in practice (a wrapped expression)
+STATEMENT_LINES = 4
+
+
 def _lone_walk(facts, access: Access) -> Access:
     """One working thread per block walks many elements: every lane of the block but one idles. The
     cause is the block's layout of work, whatever the access's width."""
-    walk = next((store.loops[-1].var for store in facts.stores
-                 if store.line == access.line and store.loops and store.loops[-1].kind in WALKS), "")
+    walk = _walk_var(facts, access)
     cause = Cause("lone-thread", width=MAX_VECTOR_BITS // (access.bits or 32), buffer=access.buffer,
                   loop_line=access.line, lane_var=walk, threads=facts.thread_count,
                   elements=access.elements_per_thread)
     return dataclasses.replace(_priced(access, lone_walk_cost(access.bits, access.dtype)), verdict=Verdict.UNPROVEN,
-                               cause=cause,
+                               cause=cause, walked=True,
                                causes=(cause,), max_bits=MAX_VECTOR_BITS)
 
 
