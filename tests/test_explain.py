@@ -21,6 +21,11 @@ def at_root(monkeypatch, tmp_path):
 # the rule's first BAD example: an fp16 add over N = 2047
 ADD_2047_CHAIN = """\
 add_2047  add_2047.py:6
+  against its floor
+    estimate          estimated 4.41 us against a floor of 3.85 us on an H200: 1.14x, limited by the launch itself (it moves too little for its own time to hide)
+    floor             3.85 us: one launch and 12.0 KiB at 4.3 TB/s
+    time by resource  in flight 0.559 us, launch 3.85 us (the busiest one's time, plus the launch's own)
+    largest cause     lane-dependent-predicate (line 9): 4.41 us -> 4.41 us once fixed (1.00x, 2.61x for a launch large enough to hide the launch's own time), shown by the kernel rebuilt without the cause
   ledger
     blocks                2
     threads that work     128 of 128 per block
@@ -38,7 +43,7 @@ add_2047  add_2047.py:6
     1. Is the index contiguous in the lane variable?        yes  `C[bx * block + i]`: neighbouring threads 16 B apart, each thread walks 16 contiguous bytes
     2. Is the bounds check uniform inside the vector group? NO   tilelang's bounds check `bx * 1024 + tx * 8 + i_s < 2047` varies inside the 8-element group (2047 is not a multiple of 8)
     stopped at step 2.
-    cost    7.83x per access on an H200; 2.61x for the whole kernel, 1.00x at this launch's size (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (fp16 add with a tail guard))
+    cost    7.83x per access on an H200; 2.61x for the whole kernel; its fix takes this launch from 4.41 us to 4.41 us (1.00x) (stores with lanes 16 B apart, each thread's elements contiguous: 7.83x for the store's bytes (fp16 add with a tail guard))
     proof   rebuilt with add called with N=2048 instead of 2047 (a multiple of 8): 16 -> 128 bits, neighbouring threads 16 B -> 16 B apart
             before: C[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] = (A[(((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8)) + i_s)] + B…
             after:  *(uint4*)(C + ((((int)blockIdx.x) * 1024) + (((int)threadIdx.x) * 8))) = __1;
@@ -112,6 +117,14 @@ def test_each_kind_of_cause_stops_at_its_own_step(capsys):
 def test_a_kernel_without_narrow_accesses_and_a_bad_target(capsys):
     assert main(["explain", "fixtures/kernels/vec_elementwise_1d.py::add_aligned"]) == 0
     assert capsys.readouterr().out == ("add_aligned  fixtures/kernels/vec_elementwise_1d.py:8\n"
+                                       "  against its floor\n"
+                                       "    estimate          estimated 5.37 us against a floor of 5.31 us on an H200: "
+                                       "1.01x, limited by the launch itself (it moves too little for its own time "
+                                       "to hide)\n"
+                                       "    floor             5.31 us: one launch and 6.0 MiB at 4.3 TB/s\n"
+                                       "    time by resource  memory 1.52 us, in flight 1.52 us, blocks 0.614 us, "
+                                       "compute 0.0163 us, launch 3.85 us (the busiest one's time, plus the launch's "
+                                       "own)\n"
                                        "  ledger\n"
                                        "    blocks                1024\n"
                                        "    threads that work     128 of 128 per block\n"

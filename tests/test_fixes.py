@@ -208,7 +208,8 @@ def test_a_grown_tile_that_would_leave_elements_out_is_not_offered(tmp_path):
     same edit for a length the tile divides is offered."""
     _copy(tmp_path, ["fixtures/kernels/vec_grow_tile.py"])
     done = run_cli(".", "--show-fixes", "--format", "json", "-j", "1", cwd=tmp_path)
-    fixes = {f["kernel"]: f["autofix"] for f in _findings(done.stdout)}
+    # reversed_through_shared's one element per thread is priced by its launch alone: no edit is offered
+    fixes = {f["kernel"]: f["autofix"] for f in _findings(done.stdout) if "autofix" in f}
     assert fixes["relu_threads_and_block"]["verified"], fixes
     assert fixes["relu_threads_and_block"]["edits"][0]["content"] == \
         "relu_threads_and_block = relu(1 << 20, threads=128, block=1024)\n"

@@ -84,10 +84,11 @@ def test_a_gemm_on_four_blocks_is_priced_by_its_idle_sms(inspected):
     assert kernel.estimate.filled_us < kernel.estimate.time_us / 3
 
 
-def test_kernels_near_their_floor_stay_quiet(inspected):
+def test_narrow_accesses_of_kernels_near_their_floor_get_nothing_on_the_launch_alone(inspected):
     for kernel in inspected([NARROW_BUT_FAST])[NARROW_BUT_FAST].kernels:
         with open(NARROW_BUT_FAST) as f:
-            assert not check_kernel(kernel, f.read(), registered_rules()), kernel.name
+            findings = check_kernel(kernel, f.read(), registered_rules())
+        assert not [f for f in findings if f.gain is not None and f.gain.evidence == "static"], kernel.name
 
 
 def test_a_fixed_grid_of_128_blocks_on_132_sms_is_not_underfilled(tmp_path):

@@ -121,7 +121,8 @@ def test_the_ledger_shows_in_json_terminal_html_and_explain(kernels):
         "read_bytes": 512, "written_bytes": 512, "flops_per_block": None, "flops_basis": None,
         "float_ops_per_block": 256, "unique_read_bytes": 512, "unique_written_bytes": 512, "unique_bytes": 1024,
         "requested_bytes": 1024, "reuse": 1.0, "flops": 256, "intensity": 0.25, "requested_intensity": 0.25,
-        "ridge": 14.0, "bound": "memory", "requested_bound": "memory", "peaks_of": "H200 SXM", "sms": 132}
+        "ridge": 14.0, "bound": "memory", "requested_bound": "memory", "peaks_of": "H200 SXM", "sms": 132,
+        "shared_bytes_per_block": 0}
 
     console = io.StringIO()
     Console(file=console, width=300, color_system=None).print(report)

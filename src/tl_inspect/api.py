@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from tl_inspect import __version__
-from tl_inspect.model import Access, Finding, KernelArtifact, KernelReport, Layout, RunResult, Verdict
+from tl_inspect.model import Access, Estimate, Finding, KernelArtifact, KernelReport, Layout, RunResult, Verdict
 
 
 MAX_REPR_KERNELS = 8
@@ -69,6 +69,11 @@ class Kernel:
     @property
     def accesses(self) -> tuple[Access, ...]:
         return self.artifact.accesses
+
+    @property
+    def estimate(self) -> Estimate | None:
+        """One launch's estimated time against its floor on the cost table's GPU."""
+        return self.artifact.estimate
 
     @property
     def cuda(self) -> str:

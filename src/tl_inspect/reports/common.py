@@ -135,6 +135,11 @@ def us(value: float) -> str:
     return f"{value:.3g} us" if value < 100 else f"{value:.0f} us"
 
 
+def times(factor: float) -> str:
+    """"1.29x", "8.62x", "647x": two decimals under ten, three significant digits above."""
+    return f"{factor:.2f}x" if factor < 10 else f"{factor:.3g}x"
+
+
 def estimate_phrase(estimate, gpu: str) -> str:
     """"estimated 690 us against a floor of 4.6 us on an H200: 150x, limited by 16 working threads ...";
     with the reason where there is no estimate, or no gap."""
@@ -145,7 +150,7 @@ def estimate_phrase(estimate, gpu: str) -> str:
     head = f"estimated {us(estimate.time_us)} against a floor of {us(estimate.floor_us)} {gpu}"
     if estimate.gap is None:
         return f"{head}, but no gap: {estimate.uncounted}"
-    return f"{head}: {estimate.gap:.3g}x, limited by {estimate.limited_by}"
+    return f"{head}: {times(estimate.gap)}, limited by {estimate.limited_by}"
 
 
 def measured_phrase(kernel) -> str:
@@ -155,7 +160,7 @@ def measured_phrase(kernel) -> str:
         return kernel.untimed
     gap = timing.gap(kernel.estimate)
     rate = timing.achieved_bytes_per_s
-    parts = [f"{gap:.3g}x its floor"] if gap is not None else []
+    parts = [f"{times(gap)} its floor"] if gap is not None else []
     parts += [f"{rate / 1e9:.3g} GB/s"] if rate else []
     return f"measured {us(timing.time_us)} on this {timing.gpu}" + (f": {', '.join(parts)}" if parts else "")
 

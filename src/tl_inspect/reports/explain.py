@@ -22,7 +22,7 @@ from tl_inspect.causes import CHAIN, as_written, kind_of, root
 from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.ir import dtype_bits
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof, Verdict
-from tl_inspect.reports.common import estimate_rows, ledger_rows, us
+from tl_inspect.reports.common import estimate_rows, ledger_rows, times, us
 from tl_inspect.reports.phrases import EVIDENCE, access_cost_text, cost_sentence, proof_summary
 from tl_inspect.rules.base import find_rule, owner_of
 from tl_inspect.reports.verdict_text import cuda_change_lines, evidence_lines
@@ -114,9 +114,11 @@ def floor_rows(kernel: KernelArtifact, findings: tuple) -> tuple:
     rows = estimate_rows(kernel, cost_table.of(kernel.cost_table).on_gpu)
     gains = sorted((f for f in findings if f.gain is not None), key=lambda f: -f.gain.factor)
     for n, f in enumerate(gains, 1):
+        at_scale = (f", {times(f.cost.estimate)} for a launch large enough to hide the launch's own time"
+                    if f.cost is not None and abs(f.cost.estimate - f.gain.factor) > 0.05 * f.cost.estimate else "")
         rows.append((f"largest cause {n}" if len(gains) > 1 else "largest cause",
                      f"{f.slug} (line {f.line}): {us(f.gain.time_us)} -> {us(f.gain.fixed_us)} once fixed "
-                     f"({f.gain.factor:.3g}x), shown by {EVIDENCE[f.evidence_kind]}"))
+                     f"({times(f.gain.factor)}{at_scale}), shown by {EVIDENCE[f.evidence_kind]}"))
     return tuple(rows)
 
 

@@ -7,7 +7,7 @@ from tl_inspect.analysis import cost_table
 from tl_inspect.analysis.cost import WALK
 from tl_inspect.analysis.cost_table import CostTable
 from tl_inspect.model import Access, Cost, Finding, Measured, Proof
-from tl_inspect.reports.common import us
+from tl_inspect.reports.common import times, us
 from tl_inspect.wording import byte_size
 from tl_inspect.wording import byte_count
 
@@ -61,7 +61,7 @@ def gain_sentence(finding: Finding) -> str:
     table = cost_table.of(finding.cost.table if finding.cost is not None else None)
     facts = gain.shows.split(": estimated")[0]
     return (f"Estimated {us(gain.time_us)} for this launch {table.on_gpu} against a floor of {us(gain.floor_us)}; "
-            f"the fix brings it to {us(gain.fixed_us)} ({gain.factor:.3g}x faster), shown by "
+            f"the fix brings it to {us(gain.fixed_us)} ({times(gain.factor)} faster), shown by "
             f"{EVIDENCE[gain.evidence]} ({facts}).")
 
 
@@ -91,8 +91,8 @@ def access_cost_text(access: Access, table: CostTable | None) -> str:
         return ""
     kernel_cost = f"; {access.kernel_cost:.2f}x for the whole kernel" if access.kernel_cost else ""
     if access.gain is not None:
-        kernel_cost = (f"; its fix takes this launch from {us(access.gain.time_us)} to {us(access.gain.fixed_us)} "
-                       f"({access.gain.factor:.3g}x)")
+        kernel_cost += (f"; its fix takes this launch from {us(access.gain.time_us)} to {us(access.gain.fixed_us)} "
+                        f"({times(access.gain.factor)})")
     elif access.kernel_cost and access.kernel_cost_at_size and access.kernel_cost_at_size < 0.95 * access.kernel_cost:
         kernel_cost += f", {access.kernel_cost_at_size:.2f}x at this launch's size"
     hidden = f", {HIDDEN_BY[access.reason]}" if access.reason in HIDDEN_BY else ""

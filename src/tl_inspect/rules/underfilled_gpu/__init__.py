@@ -38,10 +38,16 @@ class IdleSms(Violation):
                 f"{self.threads} threads' work over more blocks")
 
 
+# a launch estimated under this many times the launch's own time is launch-bound whatever its grid: its idle
+# SMs cost it microseconds (a 1024^3 GEMM in 128 x 128 tiles, 64 blocks: 16.9 us on the H200)
+LAUNCH_BOUND = 4
+
+
 def _worth_a_launch(kernel, estimate) -> bool:
-    """Whether filling the GPU saves at least the launch's own time: a launch of a few microseconds
-    idles SMs too, and what it loses is noise beside the launch itself."""
-    return estimate.time_us - estimate.filled_us >= cost_table.of(kernel.cost_table)["launch_ns"] / 1e3
+    """Whether the launch is long enough for its idle SMs to matter, and filling them saves at least the
+    launch's own time."""
+    launch_us = cost_table.of(kernel.cost_table)["launch_ns"] / 1e3
+    return estimate.time_us >= LAUNCH_BOUND * launch_us and estimate.time_us - estimate.filled_us >= launch_us
 
 
 class UnderfilledGpu(Rule):
@@ -54,11 +60,13 @@ class UnderfilledGpu(Rule):
 
     One block runs on one SM, so the SMs without a block idle for the whole launch. The rule prices that
     in time with the launch's estimate (`kernels[].estimate`): the same work spread over a block per SM
-    keeps more bytes in flight and more cores busy. It reports when that would make the launch 1.10x
-    faster or more, so it stays quiet on a launch that fills the GPU, on one too small for its own time
-    to hide (the launch itself holds it), on one whose threads each walk a row (the walk holds it:
-    `scalarized-load` reports that), and on 128 blocks of a split-K GEMV over 132 SMs (0.97x against
-    256 blocks, measured). The finding is on the line of the `T.Kernel`.
+    (split-K, smaller tiles) keeps more bytes in flight, more cores busy and each thread's walk shorter.
+    It reports when that would make the launch 1.10x faster or more and save at least a launch's own
+    time (3.85 us on the H200), so it stays quiet on a launch that fills the GPU, on one estimated under
+    four launches' time (launch-bound whatever its grid), on one whose rows spreading over the blocks'
+    threads would gain more (`scalarized-load` reports that fix, which fills the GPU too), and on 128
+    blocks of a split-K GEMV over 132 SMs (0.97x against 256 blocks, measured). The finding is on the
+    line of the `T.Kernel`.
 
     ## Why is this slow?
     A block's threads can only use their own SM's tensor cores, load units, L1 and share of the memory
