@@ -178,12 +178,14 @@ def _walk_var(facts, access: Access) -> str:
     """The variable of the serial loop the access's statement sits in, innermost, or "": the statement on
     the access's line, or one a few lines up whose value spans down to it (a sum wrapped over lines)."""
     for store in facts.stores:
-        if not (store.loops and store.loops[-1].kind in WALKS and store.line is not None and access.line):
+        # a walk a vector at a time (`T.serial` over `T.vectorized`) is walked by its serial loop
+        walking = [loop for loop in store.loops if loop.kind in WALKS]
+        if not (walking and store.line is not None and access.line):
             continue
         if store.line == access.line or (
                 store.line < access.line <= store.line + STATEMENT_LINES
                 and any(sub[:2] == ("load", access.buffer) for sub in ir.subexprs(store.value))):
-            return store.loops[-1].var
+            return walking[-1].var
     return ""
 
 
