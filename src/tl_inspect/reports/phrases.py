@@ -67,17 +67,17 @@ def gain_sentence(finding: Finding) -> str:
 
 def headline(finding: Finding) -> str:
     """The message with the cost, for formats that show a finding as one sentence."""
+    if finding.gain is None:
+        return f"{finding.message} {cost_sentence(finding.cost)}" if finding.cost is not None else finding.message
     message = finding.message if finding.message.endswith(".") else f"{finding.message}."
-    if finding.gain is not None and finding.gain.evidence == "static":
+    if finding.gain.evidence == "static":
         return f"{message} {gain_sentence(finding)}"
-    if finding.cost is None:
-        return finding.message
     floor = ""
-    if finding.gain is not None:
+    if finding.cost is not None:
         gain = finding.gain
         floor = (f" This launch: {us(gain.time_us)} against a floor of {us(gain.floor_us)}, {us(gain.fixed_us)} once "
                  f"fixed.")
-    return f"{message} {cost_sentence(finding.cost)}{floor}"
+    return f"{message} {cost_sentence(finding.cost)}{floor}" if finding.cost is not None else message
 
 
 # why a cause that costs its accesses COSTLY or more costs the kernel less (analysis/workload.py)
