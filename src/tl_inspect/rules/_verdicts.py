@@ -61,6 +61,7 @@ class VerdictRule(Rule):
             emitted = emitted_text(alike) + (f" (lines {join([str(n) for n in lines])})" if len(lines) > 1 else "")
             ctx.report(
                 line, CostlyAccess(emitted, as_written(cause, ctx.line_text)),
+                end_line=max(lines) if len(lines) > 1 else None,
                 cuda_lines=cuda or None, expected_bits=worst.max_bits, emitted_bits=worst.bits,
                 cost=self._cost(ctx, worst, alike), proof=worst.proof if _rebuilt(worst) else None, gain=worst.gain,
             )
