@@ -36,7 +36,6 @@ COMPUTE, BLOCKS, IN_FLIGHT, WALK = "compute", "blocks", "in flight", "walk"
 # what an SM holds at once on sm_80 to sm_100 (CUDA C++ Programming Guide, table of technical
 # specifications per compute capability)
 THREADS_PER_SM, BLOCKS_PER_SM, SHARED_PER_SM = 2048, 32, 228 * 1024
-VECTOR_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def launch_parts(accesses, ledger: Ledger, workload, spread: Spread = Spread()) 
         BLOCKS: blocks * table["block_floor_bytes"] / table["full_speed_bytes_per_ns"],
         COMPUTE: _compute_ns(ledger, workload, blocks, spread.restructured),
         WALK: spread.walk_scale * cost.walk_ns([a for a in accesses if id(a) not in members or not spread.restructured],
-                                               {id(a): VECTOR_BYTES * 8 for a in spread.members},
+                                               {id(a): cost.VECTOR_BYTES * 8 for a in spread.members},
                                                ledger.threads_working),
     }
     in_flight = bytes_in_flight(accesses, ledger, spread)
@@ -171,14 +170,14 @@ def bytes_in_flight(accesses, ledger: Ledger, spread: Spread = Spread()) -> floa
         if a.via:
             per_thread += a.block_bytes / max(working, 1)
             continue
-        width = VECTOR_BYTES if id(a) in members else a.bits / 8
+        width = cost.VECTOR_BYTES if id(a) in members else a.bits / 8
         instructions = max(1.0, a.elements_per_thread * ir.dtype_bits(a.dtype) / 8 / width)
         per_thread += width * min(depth, instructions)
     if not per_thread:
         return None
     if spread.restructured:
         # every lane works, each on a whole vector, on as many threads as the work gives and the GPU holds
-        vectors = max((a.elements_per_thread * ir.dtype_bits(a.dtype) / 8 / VECTOR_BYTES * working * ledger.blocks
+        vectors = max((a.elements_per_thread * ir.dtype_bits(a.dtype) / 8 / cost.VECTOR_BYTES * working * ledger.blocks
                        for a in spread.members), default=0.0)
         threads = min(max(vectors, ledger.threads_launched * ledger.blocks), THREADS_PER_SM * (ledger.sms or 1))
         return threads * per_thread
@@ -215,14 +214,6 @@ def limited_by(parts: dict, accesses, ledger: Ledger) -> str:
     return "memory traffic"
 
 
-def gain(accesses, ledger: Ledger | None, workload, spread: Spread) -> tuple | None:
-    """(ns before, ns after) of the launch once `spread` is made; None without an estimate."""
-    if ledger is None or ledger.blocks is None:
-        return None
-    before = total_ns(launch_parts(accesses, ledger, workload))
-    return before, total_ns(launch_parts(accesses, ledger, workload, spread))
-
-
 def _rate(bytes_per_ns: float) -> str:
     return f"{bytes_per_ns / 1e3:.1f} TB/s"
 
@@ -248,7 +239,8 @@ def price_fixes(accesses, ledger: Ledger | None, workload) -> tuple:
     element per thread), which spreads the work; where both apply to an access, the one that gains more."""
     if ledger is None or ledger.blocks is None or ledger.unique_bytes is None:
         return tuple(accesses)
-    before = total_ns(launch_parts(accesses, ledger, workload))
+    before_parts = launch_parts(accesses, ledger, workload)
+    before = total_ns(before_parts)
     floor = floor_ns(ledger)[0]
     candidates: dict = {}
     for a in accesses:
@@ -264,7 +256,7 @@ def price_fixes(accesses, ledger: Ledger | None, workload) -> tuple:
         spread = Spread(tuple(members), kind.block_scale(cause), kind.restructures)
         parts = launch_parts(accesses, ledger, workload, spread)
         gain = Gain(round(before / 1e3, 4), round(total_ns(parts) / 1e3, 4), round(floor / 1e3, 4), evidence,
-                    cause, _shows(cause, evidence, members, accesses, ledger, workload, parts))
+                    cause, _shows(cause, evidence, members, accesses, ledger, before_parts, parts))
         for a in members:
             if id(a) not in best or gain.factor > best[id(a)].factor:
                 best[id(a)] = gain
@@ -286,9 +278,8 @@ def static_cause(access) -> Cause | None:
                 None)
 
 
-def _shows(cause, evidence, members, accesses, ledger, workload, after_parts) -> str:
+def _shows(cause, evidence, members, accesses, ledger, before_parts, after_parts) -> str:
     """The facts and the arithmetic behind a gain, in the user's terms."""
-    before_parts = launch_parts(accesses, ledger, workload)
     was, now = limited_by(before_parts, accesses, ledger), limited_by(after_parts, accesses, ledger)
     if evidence == STATIC:
         facts = kind_of(cause).launch_facts(cause, members[0], ledger)
