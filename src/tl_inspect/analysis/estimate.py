@@ -240,8 +240,8 @@ def price_fixes(accesses, ledger: Ledger | None, workload) -> tuple:
     if ledger is None or ledger.blocks is None or ledger.unique_bytes is None:
         return tuple(accesses)
     before_parts = launch_parts(accesses, ledger, workload)
-    before = total_ns(before_parts)
     floor = floor_ns(ledger)[0]
+    before = max(total_ns(before_parts), floor)
     candidates: dict = {}
     for a in accesses:
         if a.verdict == Verdict.COSTLY and a.cause is not None:
@@ -255,8 +255,10 @@ def price_fixes(accesses, ledger: Ledger | None, workload) -> tuple:
         kind = kind_of(cause)
         spread = Spread(tuple(members), kind.block_scale(cause), kind.restructures)
         parts = launch_parts(accesses, ledger, workload, spread)
-        gain = Gain(round(before / 1e3, 4), round(total_ns(parts) / 1e3, 4), round(floor / 1e3, 4), evidence,
-                    cause, _shows(cause, evidence, members, accesses, ledger, before_parts, parts))
+        # the streaming rates a fixed launch is priced at run a few percent above the floor's bandwidth
+        after = max(total_ns(parts), floor)
+        gain = Gain(round(before / 1e3, 4), round(after / 1e3, 4), round(floor / 1e3, 4), evidence,
+                    cause, _shows(cause, evidence, members, accesses, ledger, (before_parts, before), (parts, after)))
         for a in members:
             if id(a) not in best or gain.factor > best[id(a)].factor:
                 best[id(a)] = gain
@@ -278,12 +280,14 @@ def static_cause(access) -> Cause | None:
                 None)
 
 
-def _shows(cause, evidence, members, accesses, ledger, before_parts, after_parts) -> str:
-    """The facts and the arithmetic behind a gain, in the user's terms."""
+def _shows(cause, evidence, members, accesses, ledger, before, after) -> str:
+    """The facts and the arithmetic behind a gain, in the user's terms; `before` and `after` are each the
+    launch's parts and its time."""
+    (before_parts, before_ns), (after_parts, after_ns) = before, after
     was, now = limited_by(before_parts, accesses, ledger), limited_by(after_parts, accesses, ledger)
     if evidence == STATIC:
         facts = kind_of(cause).launch_facts(cause, members[0], ledger)
-        return (f"{facts}: estimated {total_ns(before_parts) / 1e3:.4g} us, limited by {was}; "
-                f"{total_ns(after_parts) / 1e3:.4g} us once spread, limited by {now}")
-    return (f"the rebuilt kernel's accesses priced in the launch: {total_ns(before_parts) / 1e3:.4g} us, limited by "
-            f"{was}, against {total_ns(after_parts) / 1e3:.4g} us, limited by {now}")
+        return (f"{facts}: estimated {before_ns / 1e3:.4g} us, limited by {was}; "
+                f"{after_ns / 1e3:.4g} us once spread, limited by {now}")
+    return (f"the rebuilt kernel's accesses priced in the launch: {before_ns / 1e3:.4g} us, limited by "
+            f"{was}, against {after_ns / 1e3:.4g} us, limited by {now}")
