@@ -29,9 +29,9 @@ BARE_COMPILE = r"""
 import json, os, sys, time
 started = time.perf_counter()
 import tilelang
-from tl_inspect.inspector.targets import parse_targets
-from tl_inspect.inspector.discovery import discover, import_user_file
-from tl_inspect.inspector.job import Job
+from tl_inspect.inspector.discovery.targets import parse_targets
+from tl_inspect.inspector.discovery.kernels import discover, import_user_file
+from tl_inspect.inspector.processes.job import Job
 compiled, failed = 0, []
 for target in parse_targets(sys.argv[1:]):
     module, _ = import_user_file(os.path.abspath(target.path))

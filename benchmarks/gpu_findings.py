@@ -86,7 +86,7 @@ def measure(plan_file: str) -> None:
     import torch
 
     from gpu_narrow import median_ms
-    from tl_inspect.inspector import rewrites
+    from tl_inspect.inspector.rewrites import primfunc as rewrites
 
     tilelang.set_log_level("WARNING")
     with open(plan_file, "rb") as f:
@@ -115,7 +115,7 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
     leading part of a padded form's), their trailing `outputs` parameters compared; `flush` as median_ms's,
     and with it --measure's launch count, copies of the inputs and statistic."""
     from gpu_narrow import launch_ms
-    from tl_inspect.inspector.measure import copies_of, launch_count, typical_ms
+    from tl_inspect.inspector.measurement.measure import copies_of, launch_count, typical_ms
 
     runs = []
     for kernel, func in ((bad, bad_func), (good, good_func)):
@@ -169,8 +169,8 @@ def _proof_pair(spec, access, arch: str) -> tuple:
     from tvm.target import Target
 
     from tl_inspect.analysis.proofs import causes_tried
-    from tl_inspect.inspector import hooks
-    from tl_inspect.inspector.lowering import variant_of
+    from tl_inspect.inspector.lowering import hooks
+    from tl_inspect.inspector.lowering.compile import variant_of
 
     target = hooks.cuda_target(arch)
     with Target(target):
@@ -192,9 +192,9 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
 
     import tl_inspect
     from gpu_narrow import median_ms
-    from tl_inspect.inspector import hooks
-    from tl_inspect.inspector.discovery import discover, import_user_file
-    from tl_inspect.inspector.job import Job
+    from tl_inspect.inspector.lowering import hooks
+    from tl_inspect.inspector.discovery.kernels import discover, import_user_file
+    from tl_inspect.inspector.processes.job import Job
 
     tilelang.set_log_level("WARNING")
     hooks.use_arch("sm_90")  # as a worker does: a file's import-time compiles work without a device of its arch

@@ -3,7 +3,7 @@ that time set against the arch's peaks. The side a kernel lands on is the resour
 (the larger share of its peak); the ledger's `bound` is to name the same side.
 
   python benchmarks/gpu_ledger.py [FILE.py::KERNEL ...]      (on a GPU)
-Timing as `--measure` times (tl_inspect.inspector.measure: the L2 flushed before each launch, enough
+Timing as `--measure` times (tl_inspect.inspector.measurement.measure: the L2 flushed before each launch, enough
 launches to move 2 GiB, two passes, the inputs' copies rotated, the mean of the middle 80 %).
 """
 
@@ -28,9 +28,9 @@ def main() -> int:
     import torch
 
     import tl_inspect
-    from tl_inspect.inspector.discovery import discover, import_user_file
-    from tl_inspect.inspector.job import Job
-    from tl_inspect.inspector.measure import Form, launch_times, typical_ms
+    from tl_inspect.inspector.discovery.kernels import discover, import_user_file
+    from tl_inspect.inspector.processes.job import Job
+    from tl_inspect.inspector.measurement.measure import Form, launch_times, typical_ms
 
     if not torch.cuda.is_available():
         print("gpu_ledger: no CUDA device here; nothing measured")

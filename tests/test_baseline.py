@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from tl_inspect import baseline
-from tl_inspect.baseline import BaselineError, Fingerprints
+from tl_inspect.lint import baseline
+from tl_inspect.lint.baseline import BaselineError, Fingerprints
 from tl_inspect.model import Finding
-from tl_inspect.pysource import scan
+from tl_inspect.files.pysource import scan
 
 KERNEL = '''def k(N):
     for i in T.Parallel(1024):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from tl_inspect.inspector import cache
+from tl_inspect.inspector.processes import cache
 
 
 def test_code_fingerprint_changes_with_the_analysis_not_with_a_rule(tmp_path, monkeypatch):
@@ -18,7 +18,7 @@ def test_code_fingerprint_changes_with_the_analysis_not_with_a_rule(tmp_path, mo
 
     try:
         before = fingerprint()
-        for edited in ("analysis/verdicts.py", "indexing.py", "inspector/lowering.py"):
+        for edited in ("analysis/verdicts.py", "indexing.py", "inspector/lowering/compile.py"):
             with open(package / edited, "a") as f:
                 f.write("\n# edited\n")
             after = fingerprint()

@@ -12,10 +12,10 @@ import os
 import pytest
 
 from tests.conftest import run_cli
-from tl_inspect.analysis import cost_table
-from tl_inspect.calibration import fit
-from tl_inspect.calibration.suite import RATIO, cases
-from tl_inspect.inspector.device import gpu_names, missing_gpu
+from tl_inspect.gpu import cost_table
+from tl_inspect.gpu.calibration import fit
+from tl_inspect.gpu.calibration.suite import RATIO, cases
+from tl_inspect.inspector.measurement.device import gpu_names, missing_gpu
 
 NO_GPU = missing_gpu("sm_90")
 ADD_ODD = ("fixtures/kernels/vec_all_scalar.py::add_flat_index", "-a", f"N={(1 << 26) + 1}")
@@ -24,7 +24,7 @@ SCALE = 1.3
 
 @pytest.fixture(scope="module")
 def suite():
-    from tl_inspect.calibration import _priced
+    from tl_inspect.gpu.calibration import _priced
 
     chosen = cases()
     return list(zip(chosen, _priced(chosen, "sm_90")))

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from gitrepo import Repo
-from tl_inspect.changes import ChangesError, changes_since, hunk_lines
+from tl_inspect.lint.changes import ChangesError, changes_since, hunk_lines
 
 DIFF = '''diff --git a/k.py b/k.py
 index 1..2 100644

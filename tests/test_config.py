@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from tl_inspect.cli import main
-from tl_inspect.config import Config, ConfigError, check_memory, find_config, load_config, resolve_settings
+from tl_inspect.lint.settings import Config, ConfigError, check_memory, find_config, load_config, resolve_settings
 
 # selection needs only a code, a slug and whether the rule is on by default; these stand for rules
 # without compiling anything

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from conftest import FIXTURES, kernel_named, run_cli
-from tl_inspect.inspector.inference import infer_calls, plain_factories
+from tl_inspect.inspector.discovery.inference import infer_calls, plain_factories
 
 INFERRED = os.path.join(FIXTURES, "discovery", "inferred")
 

@@ -73,7 +73,7 @@ def test_explain_shows_a_finding_outside_the_chain_with_its_fix_and_reads_the_ca
     assert "    why     Fragments and locals are registers:" in finding
     assert "    fix     Initialise `s` before the first `T.reduce_sum(..., clear=False)`" in finding
 
-    from tl_inspect.inspector import pool
+    from tl_inspect.inspector.processes import pool
 
     def lowering():
         raise AssertionError("explain compiled a file whose result is cached")

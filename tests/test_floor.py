@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from conftest import FIXTURES, kernel_named, run_cli
-from tl_inspect.checking import check_kernel
+from tl_inspect.lint.checking import check_kernel
 from tl_inspect.reports.explain import explain_kernel
 from tl_inspect.rules import registered_rules
 

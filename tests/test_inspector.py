@@ -13,7 +13,7 @@ import json
 import pytest
 
 from conftest import FIXTURES, ROOT, kernel_named, run_cli
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 
 DISCOVERY = os.path.join(FIXTURES, "discovery")
 DATA = os.path.join(ROOT, "tests", "data")

@@ -1,6 +1,6 @@
 """The CUDA -> Python line map on hand-written codegen text: each re-attribution rule in isolation."""
 
-from tl_inspect.inspector.linemap import build_line_map
+from tl_inspect.inspector.lowering.linemap import build_line_map
 
 USER, TILELANG = "/u/k.py", "/site-packages/tilelang/cuda/intrinsics/macro/wgmma_macro_generator.py"
 REDUCE = "/site-packages/tilelang/language/reduce_op.py"

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import FIXTURES, run_cli
-from tl_inspect.inspector.device import NoGpu, missing_gpu
+from tl_inspect.inspector.measurement.device import NoGpu, missing_gpu
 
 NO_GPU = missing_gpu("sm_90")
 needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"--measure: {NO_GPU}")
@@ -108,7 +108,7 @@ def test_a_spent_budget_says_so_on_each_finding_left_over():
 
 
 def test_a_forms_time_follows_the_mix_of_its_launch_modes_where_the_median_jumps_between_them():
-    from tl_inspect.inspector.measure import typical_ms
+    from tl_inspect.inspector.measurement.measure import typical_ms
 
     # a 4 us launch's times as measured on the H200: two modes 0.23 us apart, mixed about evenly
     def mixed(share_fast: float) -> list:
@@ -126,7 +126,7 @@ def test_a_forms_time_follows_the_mix_of_its_launch_modes_where_the_median_jumps
 def test_a_kernel_whose_length_is_known_only_at_run_time_is_refused_before_it_is_compiled():
     import importlib.util
 
-    from tl_inspect.inspector.measure import Unmeasurable, compiled
+    from tl_inspect.inspector.measurement.measure import Unmeasurable, compiled
 
     path = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
     spec = importlib.util.spec_from_file_location("elementwise", path)
@@ -137,7 +137,7 @@ def test_a_kernel_whose_length_is_known_only_at_run_time_is_refused_before_it_is
 
 
 def test_a_run_time_length_names_the_way_to_give_it_a_value_and_says_when_there_is_none():
-    from tl_inspect.inspector.measure import how_to_give
+    from tl_inspect.inspector.measurement.measure import how_to_give
     from tl_inspect.model import KernelArtifact
 
     built = KernelArtifact(name="gelu_any_length", file="k.py", line=1, arch="sm_90", discovered_as="prim_func")
@@ -151,8 +151,8 @@ def test_a_run_time_length_names_the_way_to_give_it_a_value_and_says_when_there_
 def test_a_variant_that_assumes_a_multiple_runs_at_the_users_length_rounded_up_to_one():
     import importlib.util
 
-    from tl_inspect.inspector.measure import _assumed
-    from tl_inspect.inspector.rewrites import assume_multiple
+    from tl_inspect.inspector.measurement.measure import _assumed
+    from tl_inspect.inspector.rewrites.primfunc import assume_multiple
 
     spec = importlib.util.spec_from_file_location("elementwise", os.path.join(FIXTURES, "kernels",
                                                                               "vec_elementwise_1d.py"))

@@ -12,9 +12,9 @@ import pytest
 
 from conftest import FIXTURES, kernel_named
 from tl_inspect.causes import root
-from tl_inspect.checking import check_kernel
-from tl_inspect.inspector.factory_calls import module_level_call
-from tl_inspect.inspector.rewrites import contiguous_index, reads_fewer_elements
+from tl_inspect.lint.checking import check_kernel
+from tl_inspect.inspector.discovery.factory_calls import module_level_call
+from tl_inspect.inspector.rewrites.primfunc import contiguous_index, reads_fewer_elements
 from tl_inspect.rules import registered_rules
 
 LENGTHS = os.path.join(FIXTURES, "kernels", "vec_factory_lengths.py")
@@ -205,8 +205,8 @@ def test_the_grown_kernel_launches_fewer_blocks_and_moves_whole_vectors():
     import tilelang
     from tvm.target import Target
 
-    from tl_inspect.inspector.grow_tile import grow_parallel, vectorize_threads
-    from tl_inspect.inspector.discovery import import_user_file
+    from tl_inspect.inspector.rewrites.grow_tile import grow_parallel, vectorize_threads
+    from tl_inspect.inspector.discovery.kernels import import_user_file
 
     def line_of(path, text):
         with open(path) as f:

@@ -17,12 +17,12 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from report_data import assert_snapshot
-from tl_inspect.checking import check_kernel
+from tl_inspect.lint.checking import check_kernel
 from tl_inspect.model import KernelReport
 from tl_inspect.rules import registered_rules
 from tl_inspect.rules.base import DOC_HEADINGS, expected_lines
 from tl_inspect.rules.catalog import rules_table
-from tl_inspect.suppressions import suppress
+from tl_inspect.lint.suppressions import suppress
 
 RULES = registered_rules()
 EXAMPLES = [example for rule in RULES for example in rule.examples()]

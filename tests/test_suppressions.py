@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tl_inspect.suppressions import parse_directives
+from tl_inspect.lint.suppressions import parse_directives
 
 SOURCE = '''import tilelang  # tl-inspect: ignore-file[scalarized-load]
 def k():

@@ -9,12 +9,12 @@ import os
 import pytest
 
 from conftest import FIXTURES, kernel_named
-from tl_inspect import ir
-from tl_inspect.checking import check_kernel
+from tl_inspect.tir import nodes as ir
+from tl_inspect.lint.checking import check_kernel
 from tl_inspect.model import VERDICTS, KernelReport
 from tl_inspect.rules import find_rule, registered_rules
 from tl_inspect.rules.base import owner_of
-from tl_inspect.suppressions import suppress
+from tl_inspect.lint.suppressions import suppress
 
 ELEMENTWISE = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
 ROWS = os.path.join(FIXTURES, "kernels", "vec_rows_2d.py")

@@ -112,7 +112,7 @@ class Kernel:
         from rich.console import Group
 
         from tl_inspect.reports.terminal import kernel_texts
-        from tl_inspect.sources import SourceFiles
+        from tl_inspect.files.sources import SourceFiles
 
         return Group(*kernel_texts(self.report, SourceFiles()))
 
@@ -153,11 +153,11 @@ class Report:
         """The text of the inspected file `path` (without it, the only file) with every verified safe fix
         applied, and the unsafe ones too with `unsafe=True`: what `tl-inspect --fix` would write. The file
         itself is not touched; a file without a verified fix comes back as it is."""
-        from tl_inspect.deepstack import call_on_deep_stack
+        from tl_inspect.tir.deepstack import call_on_deep_stack
         from tl_inspect.fixes.verify import Fixer
         from tl_inspect.inspector import inspect_jobs
         from tl_inspect.model import SAFE, UNSAFE
-        from tl_inspect.sources import SourceFiles
+        from tl_inspect.files.sources import SourceFiles
 
         jobs, settings, rules = self.inputs
         paths = [job.path for job in jobs]
@@ -220,17 +220,17 @@ def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measur
     with `factory_args` (compiled in this process). `prove=False` skips rebuilding kernels to prove
     causes (then no vectorization finding is reported). `measure=True` times, on this machine's GPU of
     `arch`, each kernel with a costly finding against its proof's variant, for at most `measure_budget`
-    seconds (`Cost.measured`); without such a GPU it raises `tl_inspect.inspector.device.NoGpu`. `gpu` names
+    seconds (`Cost.measured`); without such a GPU it raises `tl_inspect.inspector.measurement.device.NoGpu`. `gpu` names
     the GPU whose cost table prices the estimates (default: the one `tl-inspect calibrate` fitted for a GPU
     here, else the shipped H200 one). `fixes=True` verifies each finding's fix by inspecting a fixed copy of
     its file (`Finding.autofix`: verified, or why it is refused), as `tl-inspect --show-fixes` does. `cache=True`
 reuses and stores a path's results in tl-inspect's result cache, as the command line does (never while
 measuring)."""
-    from tl_inspect.checking import all_rules, check_files
-    from tl_inspect.config import find_config, load_config, resolve_settings
-    from tl_inspect.deepstack import call_on_deep_stack
-    from tl_inspect.inspector.device import measuring
-    from tl_inspect.sources import SourceFiles
+    from tl_inspect.lint.checking import all_rules, check_files
+    from tl_inspect.lint.settings import find_config, load_config, resolve_settings
+    from tl_inspect.tir.deepstack import call_on_deep_stack
+    from tl_inspect.inspector.measurement.device import measuring
+    from tl_inspect.files.sources import SourceFiles
 
     rules = all_rules()
     config = load_config(find_config(os.getcwd()), rules)
@@ -262,7 +262,7 @@ measuring)."""
 def _inspect_paths(target: str, settings, prove: bool, budget: str, table, factory_args: dict, use_cache: bool):
     """A file, `FILE.py::name` or a directory (its files that import tilelang), in worker processes."""
     from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs, parse_targets
-    from tl_inspect.inspector.device import measure_timeout
+    from tl_inspect.inspector.measurement.device import measure_timeout
     from tl_inspect.model import FileResult
 
     targets = parse_targets([target])
@@ -279,11 +279,12 @@ def _inspect_paths(target: str, settings, prove: bool, budget: str, table, facto
 
 def _inspect_object(obj, arch: str, prove: bool, budget: str, table, factory_args: dict):
     """Compile one kernel object in this process, the way a worker compiles a kernel it discovered."""
-    from tl_inspect.deepstack import call_on_deep_stack
-    from tl_inspect.inspector import Job, hooks
-    from tl_inspect.inspector.capture import captured_output
-    from tl_inspect.inspector.discovery import is_kernel_object, required_parameters, specs_of, user_function
-    from tl_inspect.inspector.lowering import compile_kernel
+    from tl_inspect.tir.deepstack import call_on_deep_stack
+    from tl_inspect.inspector import Job
+    from tl_inspect.inspector.lowering import hooks
+    from tl_inspect.inspector.processes.capture import captured_output
+    from tl_inspect.inspector.discovery.kernels import is_kernel_object, required_parameters, specs_of, user_function
+    from tl_inspect.inspector.lowering.compile import compile_kernel
     from tl_inspect.model import FileResult
 
     if not (is_kernel_object(obj) or callable(obj)):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from tl_inspect.analysis.cost_table import CostTable
-from tl_inspect.ir import dtype_bits
+from tl_inspect.gpu.cost_table import CostTable
+from tl_inspect.tir.nodes import dtype_bits
 
 # the TIR snapshots the inspector keeps, in pipeline order
 STAGE_FRONTEND = "frontend"
@@ -84,7 +84,7 @@ class Proof:
 
 @dataclass(frozen=True)
 class Measured:
-    """The kernel and its proof's variant timed on this machine's GPU (tl_inspect.inspector.measure)."""
+    """The kernel and its proof's variant timed on this machine's GPU (tl_inspect.inspector.measurement.measure)."""
 
     slowdown: float  # time per byte moved of the kernel over that of the variant
     ms_before: float  # median of one launch, L2 flushed before it
@@ -161,7 +161,7 @@ class Access:
     cost: float | None = None  # slowdown of this access against its vector form
     cost_basis: str = ""
     cost_bound: str = ""  # the resource its cost is time on (tl_inspect.analysis.cost): memory, l1, stores
-    cost_term: str = ""  # the cost table's term that priced it (tl_inspect.analysis.cost_table.TERMS)
+    cost_term: str = ""  # the cost table's term that priced it (tl_inspect.gpu.cost_table.TERMS)
     cost_after: float | None = None  # what it still costs in the kernel rebuilt without its cause
     share: float = 0.0  # its fraction of the kernel's global bytes
     group: int | None = None  # accesses with the same cause instance share a group (and one proof)
@@ -415,7 +415,7 @@ class Estimate:
 
 @dataclass(frozen=True)
 class KernelTiming:
-    """The kernel itself timed on this machine's GPU by `--measure` (tl_inspect.inspector.measure)."""
+    """The kernel itself timed on this machine's GPU by `--measure` (tl_inspect.inspector.measurement.measure)."""
 
     time_us: float  # the mean of the middle 80 % of single launches, the L2 flushed before each
     gpu: str
@@ -444,7 +444,7 @@ def _us(value: float | None) -> float | None:
 @dataclass(frozen=True)
 class SharedAccess:
     """One shared-memory load or store of the device code and the passes one warp's request takes
-    (tl_inspect.inspector.banks)."""
+    (tl_inspect.inspector.lowering.banks)."""
 
     kind: str  # "load" | "store"
     buffer: str
@@ -497,7 +497,7 @@ class KernelArtifact:
     source_with_directives: str = ""
     # line_map[i] = Python line of CUDA line i + 1 (None where no user line applies)
     line_map: tuple = ()
-    snapshots: dict = field(default_factory=dict)  # stage -> tl_inspect.ir.Snapshot
+    snapshots: dict = field(default_factory=dict)  # stage -> tl_inspect.tir.nodes.Snapshot
     accesses: tuple = ()
     shared_accesses: tuple = ()  # SharedAccess, the device code's shared-memory loads and stores
     layouts: tuple = ()

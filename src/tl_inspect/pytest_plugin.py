@@ -12,7 +12,7 @@ import os
 import pytest
 
 from tl_inspect.api import Report, inspect
-from tl_inspect.config import DEFAULT_ARCH, ConfigError, check_arch
+from tl_inspect.lint.settings import DEFAULT_ARCH, ConfigError, check_arch
 
 
 def pytest_addoption(parser) -> None:
@@ -21,7 +21,7 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
-    from tl_inspect.inspector import hooks
+    from tl_inspect.inspector.lowering import hooks
 
     try:
         arch = check_arch(config.getoption("--tl-inspect-arch"))

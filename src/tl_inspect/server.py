@@ -58,7 +58,7 @@ class Checker:
 
     def _check(self, path: str) -> None:
         from tl_inspect.api import inspect
-        from tl_inspect.inspector.targets import tilelang_target
+        from tl_inspect.inspector.discovery.targets import tilelang_target
 
         if not tilelang_target(path):
             # checking imports the file: one that does not import tilelang is not run (a setup.py would be)
@@ -183,7 +183,7 @@ def build_server() -> LanguageServer:
 
 
 def serve() -> None:
-    from tl_inspect.inspector.zygote import kept_warm
+    from tl_inspect.inspector.processes.zygote import kept_warm
 
     # stdout is the protocol's channel: whatever else writes to it (a print, a library's C code) goes to stderr
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

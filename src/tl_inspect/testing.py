@@ -16,7 +16,7 @@ from __future__ import annotations
 from tl_inspect.api import Kernel, Report, inspect
 from tl_inspect.reports.explain import by_change
 from tl_inspect.reports.verdict_text import cause_line, finding_line, kernel_title
-from tl_inspect.sources import SourceFiles
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.wording import plural
 
 __all__ = ["assert_no_findings", "assert_vectorized"]

@@ -2,7 +2,7 @@
 
 * `kernel`: the kernel model, `KernelModel` (thread and block variables with their extents, `let`
   bindings, buffers, stores and tile operators, first accesses, units), each fact computed on first
-  use from the plain-data TIR snapshots and read with the index algebra of `tl_inspect.indexing`;
+  use from the plain-data TIR snapshots and read with the index algebra of `tl_inspect.tir.indexing`;
   every rule reads it as `ctx.facts`;
 * `statements`: the stores and typed tile operators (`Copy`, `Reduce`, `Gemm`, `AtomicAdd`) it holds;
 * `initialization`: the def-use walk, which buffers each statement reads, accumulates into or writes;

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis.collisions import advances
 from tl_inspect.analysis.units import MemRef, Unit, count, product
 from tl_inspect.causes.transposed import THREAD_ORDER
-from tl_inspect.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
+from tl_inspect.tir.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
 from tl_inspect.model import Access, Cause
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tl_inspect import ir
-from tl_inspect.indexing import RUNTIME_VALUE, affine, coefficient
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.indexing import RUNTIME_VALUE, affine, coefficient
 from tl_inspect.model import STAGE_VECTORIZE
 
 if TYPE_CHECKING:

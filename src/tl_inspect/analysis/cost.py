@@ -1,6 +1,6 @@
 """What a global access costs against its best form, and what one cause costs its kernel.
 
-Each factor is a term of the active cost table (tl_inspect.analysis.cost_table: the H200's ships, from
+Each factor is a term of the active cost table (tl_inspect.gpu.cost_table: the H200's ships, from
 docs/gpu-impact.md, "Calibration of the cost model"; `tl-inspect calibrate` fits a table for the local
 GPU) and is time on one of the GPU's resources, in units of the time the access's bytes take at full
 memory speed:
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect import ir
-from tl_inspect.analysis import cost_table
+from tl_inspect.tir import nodes as ir
+from tl_inspect.gpu import cost_table
 from tl_inspect.model import Access
 
 # a cause whose kernel-level estimate is below this is not worth a default warning
@@ -40,7 +40,7 @@ class Measured:
     factor: float
     basis: str  # the term of the cost table the factor comes from, and the case that calibrates it
     bound: str = MEMORY  # the resource the factor is time on
-    term: str = ""  # its name in the cost table (tl_inspect.analysis.cost_table.TERMS)
+    term: str = ""  # its name in the cost table (tl_inspect.gpu.cost_table.TERMS)
 
 
 def _term(name: str, what: str, case: str, bound: str = MEMORY, of_what: str = "") -> Measured:

@@ -25,8 +25,9 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from tl_inspect import ir
-from tl_inspect.analysis import cost, cost_table
+from tl_inspect.tir import nodes as ir
+from tl_inspect.analysis import cost
+from tl_inspect.gpu import cost_table
 from tl_inspect.causes import instance_key, kind_of, root
 from tl_inspect.model import Cause, Estimate, Gain, Ledger, Verdict
 from tl_inspect.wording import byte_size, plural

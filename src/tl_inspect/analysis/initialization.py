@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 
 # loops whose first iteration a guard such as `if k > 0:` can single out
 SEQUENTIAL_LOOPS = ("serial", "unrolled", "while")

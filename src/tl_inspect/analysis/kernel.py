@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import initialization
 from tl_inspect.analysis.statements import Store, tile_op_of
 from tl_inspect.analysis.units import Unit, UnitBuilder, int_or_none

@@ -1,7 +1,7 @@
 """Proofs by recompiling: rebuild a kernel with one cause removed and look at the access again.
 
 The TileLang book's method ("change N to a divisible value; if uint4 appears, that was the cause"). The
-inspector rewrites and lowers the variants (`rebuild`, built by tl_inspect.inspector.lowering); here
+inspector rewrites and lowers the variants (`rebuild`, built by tl_inspect.inspector.lowering.compile); here
 the access is found again by its Python line, buffer and direction, and the proof holds when it became
 wider or its lanes came closer together. Plain data only: no tilelang.
 """

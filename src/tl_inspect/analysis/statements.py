@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 
 # `T.reduce_*` lowers to tl.tileop.reduce(src, dst, type, dim, clear)
 _REDUCE_TYPE_ARG, _REDUCE_DIM_ARG, _REDUCE_CLEAR_ARG = 2, 3, 4

@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from tl_inspect import ir
-from tl_inspect.indexing import Grid, flatten, opaque_loads, select_conds
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.indexing import Grid, flatten, opaque_loads, select_conds
 
 
 @dataclass(frozen=True)

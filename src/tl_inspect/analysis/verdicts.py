@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import ledger
 from tl_inspect.analysis.causes import MAX_VECTOR_BITS
 from tl_inspect.analysis.cost import (

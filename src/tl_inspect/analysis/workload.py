@@ -16,9 +16,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import ledger
-from tl_inspect.analysis import cost_table
+from tl_inspect.gpu import cost_table
 from tl_inspect.model import STAGE_DEVICE, KernelArtifact
 
 # the SFU delivers 16 results per clock per SM against 128 FMAs (CUDA C++ Programming Guide, arithmetic

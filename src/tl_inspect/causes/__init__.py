@@ -96,7 +96,7 @@ class CauseKind:
     @staticmethod
     def autofix(cause: Cause, source, finding):
         """The proof's change made in the user's file (a `tl_inspect.model.Fix`, built with libcst by
-        `tl_inspect.fixes.source`), or None where no edit of the source makes it."""
+        `tl_inspect.files.cst`), or None where no edit of the source makes it."""
         return None
 
     @classmethod

@@ -16,7 +16,7 @@ def length_change(what: str, value: int | None, name: str, width: int) -> str | 
 
 def length_rewrite(func, value: int | None, name: str, width: int):
     from tl_inspect.causes import round_up
-    from tl_inspect.inspector.rewrites import assume_multiple, pad_constant
+    from tl_inspect.inspector.rewrites.primfunc import assume_multiple, pad_constant
 
     if value is not None:
         return pad_constant(func, value, round_up(value, width))

@@ -11,5 +11,5 @@ def written_name(var: str) -> str:
 
 
 def staged_change(var: str, width: int) -> str:
-    """The staging rewrite's change (tl_inspect.inspector.staging) in the user's terms."""
+    """The staging rewrite's change (tl_inspect.inspector.rewrites.staging) in the user's terms."""
     return f"the loads of `{written_name(var)}` staged {width} at a time through a T.vectorized copy into a local"

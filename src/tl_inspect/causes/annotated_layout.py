@@ -31,7 +31,7 @@ class AnnotatedLayout(CauseKind):
 
     @staticmethod
     def rewrite(func, c: Cause):
-        from tl_inspect.inspector.rewrites import drop_layout_annotation
+        from tl_inspect.inspector.rewrites.primfunc import drop_layout_annotation
 
         return drop_layout_annotation(func, c.buffer)
 
@@ -43,7 +43,7 @@ class AnnotatedLayout(CauseKind):
         import libcst as cst
 
         from tl_inspect.fixes import fix_from
-        from tl_inspect.fixes.source import call_name
+        from tl_inspect.files.cst import call_name
         from tl_inspect.model import UNSAFE
 
         for statement in source.nodes(cst.SimpleStatementLine):

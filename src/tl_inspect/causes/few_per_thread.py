@@ -64,8 +64,8 @@ class FewPerThread(CauseKind):
 
     @staticmethod
     def variant(func, c: Cause):
-        from tl_inspect.inspector.grow_tile import grow_parallel, vectorize_threads
-        from tl_inspect.inspector.rewrites import launch_threads
+        from tl_inspect.inspector.rewrites.grow_tile import grow_parallel, vectorize_threads
+        from tl_inspect.inspector.rewrites.primfunc import launch_threads
 
         k = growth(c)
         if k is None:
@@ -95,7 +95,7 @@ class FewPerThread(CauseKind):
         import libcst as cst
 
         from tl_inspect.fixes import fix_from
-        from tl_inspect.fixes.source import call_name
+        from tl_inspect.files.cst import call_name
         from tl_inspect.model import UNSAFE
 
         k = growth(c)
@@ -131,7 +131,7 @@ class FewPerThread(CauseKind):
 
     @staticmethod
     def recalled(c: Cause, before, after) -> str | None:
-        from tl_inspect.inspector.grow_tile import regrown
+        from tl_inspect.inspector.rewrites.grow_tile import regrown
 
         grown = regrown(before, after, c.loop_line, growth(c))
         return grown and tile_change(grown)

@@ -46,6 +46,6 @@ class LoneThread(CauseKind):
 
     @staticmethod
     def rewrite(func, c: Cause):
-        from tl_inspect.inspector.staging import stage_loads
+        from tl_inspect.inspector.rewrites.staging import stage_loads
 
         return stage_loads(func, c.lane_var, c.loop_line, c.width)

@@ -47,7 +47,7 @@ class MisalignedOffset(CauseKind):
 
     @staticmethod
     def rewrite(func, c: Cause):
-        from tl_inspect.inspector.rewrites import reversed_walk, shift_index
+        from tl_inspect.inspector.rewrites.primfunc import reversed_walk, shift_index
 
         # a walk against the lanes stays narrow wherever it starts: its index is proven by other means
         if reversed_walk(func, c):

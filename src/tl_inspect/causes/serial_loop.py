@@ -43,8 +43,8 @@ class SerialLoop(CauseKind):
 
     @staticmethod
     def rewrite(func, c: Cause):
-        from tl_inspect.inspector.rewrites import vectorize_loop
-        from tl_inspect.inspector.staging import stage_loads
+        from tl_inspect.inspector.rewrites.primfunc import vectorize_loop
+        from tl_inspect.inspector.rewrites.staging import stage_loads
 
         if c.accumulates:
             return stage_loads(func, c.lane_var, c.loop_line, c.width)
@@ -57,7 +57,7 @@ class SerialLoop(CauseKind):
         import libcst as cst
 
         from tl_inspect.fixes import fix_from
-        from tl_inspect.fixes.source import call_name
+        from tl_inspect.files.cst import call_name
 
         if c.accumulates or not c.lane_var:
             return None

@@ -42,7 +42,7 @@ class Transposed(CauseKind):
 
     @staticmethod
     def rewrite(func, c: Cause):
-        from tl_inspect.inspector.rewrites import swap_parallel_nest, swap_thread_dimensions
+        from tl_inspect.inspector.rewrites.primfunc import swap_parallel_nest, swap_thread_dimensions
 
         if c.loop == THREAD_ORDER:
             return swap_thread_dimensions(func)

@@ -1,5 +1,5 @@
 """Verified fixes: a rule declares the source edit that removes its finding (`Violation.autofix`, built
-with libcst by `tl_inspect.fixes.source`), and `tl_inspect.fixes.verify` offers it only after inspecting
+with libcst by `tl_inspect.files.cst`), and `tl_inspect.fixes.verify` offers it only after inspecting
 a copy of the file with the edit made. This module is the text side: edits between two texts, several
 fixes applied together, the unified diff. It imports neither libcst nor tilelang."""
 

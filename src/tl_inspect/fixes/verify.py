@@ -15,10 +15,10 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from tl_inspect.checking import check_files
+from tl_inspect.lint.checking import check_files
 from tl_inspect.fixes import apply_fixes, compatible, line_map
 from tl_inspect.model import FileResult, Finding, Fix, Verdict
-from tl_inspect.sources import SourceFiles
+from tl_inspect.files.sources import SourceFiles
 
 MAX_ROUNDS = 4
 

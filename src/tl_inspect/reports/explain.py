@@ -17,16 +17,16 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from tl_inspect.analysis import cost_table
+from tl_inspect.gpu import cost_table
 from tl_inspect.causes import CHAIN, as_written, kind_of, root
 from tl_inspect.fixes import fix_diff, fix_note
-from tl_inspect.ir import dtype_bits
+from tl_inspect.tir.nodes import dtype_bits
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof, Verdict
 from tl_inspect.reports.common import estimate_rows, ledger_rows, times, us
 from tl_inspect.reports.phrases import EVIDENCE, access_cost_text, cost_sentence, proof_summary
 from tl_inspect.rules.base import find_rule, owner_of
 from tl_inspect.reports.verdict_text import cuda_change_lines, evidence_lines
-from tl_inspect.sources import SourceFiles
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.wording import accesses_text, byte_count, written_in
 
 QUESTION_WIDTH = max(len(question) for _, question in CHAIN)

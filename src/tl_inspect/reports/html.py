@@ -20,7 +20,7 @@ from importlib import resources
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markdown_it import MarkdownIt
 
-from tl_inspect.analysis import cost_table
+from tl_inspect.gpu import cost_table
 from tl_inspect.model import SEVERITIES, Finding, KernelArtifact, KernelReport, RunResult
 from tl_inspect.reports.common import (
     estimate_phrase, estimate_rows, file_groups, ledger_rows, rule_table, run_summary, severity_counts)
@@ -30,8 +30,8 @@ from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.layout_view import layout_view
 from tl_inspect.reports.phrases import measured_clause
 from tl_inspect.fixes import fix_diff, fix_note
-from tl_inspect.sources import SourceFiles
-from tl_inspect.sweep import Sweep, sweeps
+from tl_inspect.files.sources import SourceFiles
+from tl_inspect.lint.sweep import Sweep, sweeps
 from tl_inspect.wording import byte_count, plural
 
 ASSET_NAMES = ("report.css", "report.js")

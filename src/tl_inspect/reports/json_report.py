@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from tl_inspect.analysis import cost_table
+from tl_inspect.gpu import cost_table
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import cases_line, file_groups, run_summary

@@ -8,7 +8,7 @@ import re
 from importlib import resources
 
 from tl_inspect.reports.html import build_kernel_page, environment
-from tl_inspect.sources import SourceFiles
+from tl_inspect.files.sources import SourceFiles
 
 # Jupyter's own output CSS (`.jp-RenderedHTMLCommon td { text-align: right }`, striped and hovered rows,
 # centred tables, code backgrounds) reaches into the fragment wherever report.css sets nothing; this

@@ -3,9 +3,9 @@ one line per finding add its cost here, in one wording."""
 
 from __future__ import annotations
 
-from tl_inspect.analysis import cost_table
+from tl_inspect.gpu import cost_table
 from tl_inspect.analysis.cost import WALK
-from tl_inspect.analysis.cost_table import CostTable
+from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Access, Cost, Finding, Measured, Proof
 from tl_inspect.reports.common import times, us
 from tl_inspect.wording import byte_size

@@ -12,15 +12,15 @@ import pathlib
 import urllib.parse
 from typing import TextIO
 
-from tl_inspect.analysis import cost_table
-from tl_inspect.baseline import Fingerprints
+from tl_inspect.gpu import cost_table
+from tl_inspect.lint.baseline import Fingerprints
 from tl_inspect.model import RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import (
     file_groups, relative_path, repository_root, rule_table, run_summary,
 )
 from tl_inspect.reports.phrases import headline
-from tl_inspect.sources import SourceFiles
+from tl_inspect.files.sources import SourceFiles
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tl_inspect.analysis import cost_table
-from tl_inspect.inspector.errors import printable
+from tl_inspect.gpu import cost_table
+from tl_inspect.inspector.processes.errors import printable
 from tl_inspect.model import Finding, RunResult
 from tl_inspect.reports import reporter
 from tl_inspect.reports.common import (
@@ -21,8 +21,8 @@ from tl_inspect.reports.common import (
 from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import headline
 from tl_inspect.fixes import fix_diff, fix_note
-from tl_inspect.sources import SourceFiles
-from tl_inspect.sweep import Sweep, sweeps
+from tl_inspect.files.sources import SourceFiles
+from tl_inspect.lint.sweep import Sweep, sweeps
 from tl_inspect.wording import plural
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}

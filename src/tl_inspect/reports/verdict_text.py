@@ -8,7 +8,7 @@ from tl_inspect.causes import as_written, kind_of
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof
 from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import headline
-from tl_inspect.sources import SourceFiles
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.wording import accesses_text
 
 MAX_CUDA_LINES = 3

@@ -25,7 +25,7 @@ from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.model import Cost, Finding, Fix, Gain, KernelArtifact, Proof
 
 if TYPE_CHECKING:
-    from tl_inspect.fixes.source import FixSource
+    from tl_inspect.files.cst import FixSource
 
 EXPECT_MARKER = re.compile(r"#\s*expect:\s*([\w\-, ]+)")
 
@@ -157,7 +157,7 @@ class RuleContext:
 
     @functools.cached_property
     def fix_source(self) -> FixSource:
-        from tl_inspect.fixes.source import FixSource
+        from tl_inspect.files.cst import FixSource
 
         return FixSource(self.source_text)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis.collisions import ReadModifyWrite, read_modify_writes
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.model import STAGE_DEVICE
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 

@@ -9,7 +9,7 @@ import libcst as cst
 from tl_inspect.analysis.kernel import Buffer
 from tl_inspect.analysis.statements import Reduce
 from tl_inspect.fixes import fix_from
-from tl_inspect.fixes.source import call_name
+from tl_inspect.files.cst import call_name
 from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import initialization as access
 from tl_inspect.analysis.kernel import SHARED_SCOPES
 from tl_inspect.fixes import fix_from
-from tl_inspect.fixes.source import call_name
+from tl_inspect.files.cst import call_name
 from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.fixes import fix_from
 from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation

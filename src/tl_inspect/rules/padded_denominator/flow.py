@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect import ir
-from tl_inspect.indexing import affine, coefficient, select_conds
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.indexing import affine, coefficient, select_conds
 
 SUM_REDUCTIONS = ("sum", "abssum")
 # `T.reduce_*` arguments: tl.tileop.reduce(src, dst, type, dim, clear)

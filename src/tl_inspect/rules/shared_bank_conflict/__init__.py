@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect.inspector.banks import CONFLICT_DEGREE
+from tl_inspect.inspector.lowering.banks import CONFLICT_DEGREE
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 from tl_inspect.wording import byte_count
 

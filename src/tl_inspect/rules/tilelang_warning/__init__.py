@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from tl_inspect import ir
+from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis.initialization import WRITE
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 

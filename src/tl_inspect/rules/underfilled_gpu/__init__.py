@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect.analysis import cost_table
+from tl_inspect.gpu import cost_table
 from tl_inspect.analysis.cost import COSTLY
 from tl_inspect.analysis.estimate import STATIC
 from tl_inspect.causes import kind_of

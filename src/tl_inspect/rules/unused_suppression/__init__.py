@@ -42,4 +42,4 @@ class UnusedSuppression(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         """Nothing per kernel: whether a suppression is used is known only after every rule has run on
-        every kernel of its file, so `tl_inspect.suppressions.suppress` reports these findings."""
+        every kernel of its file, so `tl_inspect.lint.suppressions.suppress` reports these findings."""

@@ -1,0 +1,347 @@
+"""Global-memory loads and stores of the final device code: their width, lines, and how neighbouring
+threads and one thread's loops walk memory.
+
+Element-wise accesses are buffer loads and stores; copies into shared memory may instead be asynchronous
+copy instructions (`cp.async` on sm_80+, TMA bulk copies on sm_90), which move 4 to 16 bytes per thread
+or a whole tile at once and are recorded with `via` set; atomics are recorded with `atomic` set.
+
+The lane stride is read off the index expression evaluated over the real thread grid: thread x = 0 and
+x = 1 with every loop and block variable at 0; the sectors are those the first warp's 32 lanes touch
+in one instruction (threadIdx.x fastest, then y and z). Elements per thread multiply the lanes of one
+instruction by the trip counts of the loops around it."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
+from tl_inspect.model import Access
+
+LANE_TAG = "threadIdx.x"
+WARP_SIZE = 32
+SECTOR_BYTES = 32
+RUN_ENUMERATION_LIMIT = 1 << 16
+
+
+class DeviceFunc:
+    """Thread variables, their extents and `let` values of one device function."""
+
+    def __init__(self, func: ir.IRFunc):
+        self.func = func
+        self.lane_var = None
+        self.threads = 1
+        self.thread_axes: dict[str, tuple] = {}  # "threadIdx.x" -> (variable, extent)
+        self.aliases: dict[str, str] = {}  # a second launch of a thread index (`T.thread_binding`) -> the first
+        self.block_vars: set[str] = set()
+        self.lets: dict = {}
+        for stmt, _ in ir.walk(func.body):
+            if isinstance(stmt, ir.Attr) and stmt.key == "thread_extent":
+                extent = ir.int_value(stmt.value) or 1
+                if stmt.tag.startswith("threadIdx") and stmt.tag in self.thread_axes:
+                    self.aliases[stmt.node] = self.thread_axes[stmt.tag][0]
+                elif stmt.tag.startswith("threadIdx"):
+                    self.threads *= extent
+                    self.thread_axes[stmt.tag] = (stmt.node, extent)
+                    if stmt.tag == LANE_TAG:
+                        self.lane_var = stmt.node
+                else:
+                    self.block_vars.add(stmt.node)
+            elif isinstance(stmt, ir.Let):
+                self.lets[stmt.var] = stmt.value
+        self.warp = self._first_warp()
+
+    def _first_warp(self) -> dict:
+        """The thread variables of the first warp's lanes, as arrays: threadIdx.x runs fastest."""
+        lanes = np.arange(min(WARP_SIZE, self.threads), dtype=np.int64)
+        env, step = {}, 1
+        for tag in ("threadIdx.x", "threadIdx.y", "threadIdx.z"):
+            var, extent = self.thread_axes.get(tag, (None, 1))
+            if var is not None:
+                env[var] = (lanes // step) % extent
+            step *= extent
+        return env
+
+    def sectors(self, flat, dtype: str, access_bits: int) -> tuple:
+        """(bytes one warp instruction moves, 32-byte sectors it touches) for the first warp, every loop
+        and block variable at 0; (0, 0) when the address comes from memory (`flat` is None)."""
+        if flat is None or not self.warp:
+            return 0, 0
+        env = {**{v: 0 for v in self.block_vars}, **self.warp}
+        lanes = len(next(iter(self.warp.values())))
+        try:
+            first = np.broadcast_to(ir.evaluate(flat, env, default=0), (lanes,)) * ir.dtype_bits(dtype) // 8
+        except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+            return 0, 0
+        size = max(1, access_bits // 8)
+        touched = set()
+        for start in np.unique(first).tolist():
+            touched.update(range(start // SECTOR_BYTES, (start + size - 1) // SECTOR_BYTES + 1))
+        return lanes * size, len(touched)
+
+    def resolve(self, expr, depth: int = 0):
+        """`expr` with `let`-bound names replaced by their values (a few levels deep), and every launch
+        of a thread index named as its first."""
+        if self.aliases and ir.vars_of(expr) & self.aliases.keys():
+            expr = ir.substitute(expr, {alias: ("var", first) for alias, first in self.aliases.items()})
+        if depth > 6 or not self.lets or not (ir.vars_of(expr) & self.lets.keys()):
+            return expr
+        return self.resolve(ir.substitute(expr, self.lets), depth + 1)
+
+    def address(self, buffer: str, indices: tuple):
+        """The flat element index of an access's first lane; None when it is loaded per thread (a
+        gather). A value loaded at an address every thread shares (`C[P[0] + t]`) is an offset like
+        any other and counts as 0."""
+        info = self.func.buffers.get(buffer)
+        flat = self.resolve(flatten(indices, info.shape if info else ()))
+        if flat[0] == "ramp":
+            flat = flat[1]
+        threads = {var for var, _ in self.thread_axes.values()}
+        shared = {}
+        for load in ir.loads_of(flat):
+            if any(ir.vars_of(self.resolve(i)) & threads for i in load[2]):
+                return None
+            shared[load] = ("int", 0)
+        return _replace(flat, shared) if shared else flat
+
+    def thread_run(self, flat, dtype: str, lanes: int, loops: tuple) -> int:
+        """The longest run of contiguous bytes thread 0 walks through this access over its loops."""
+        if flat is None or any(extent is None for _, extent in loops) or math.prod(
+                extent for _, extent in loops) > RUN_ENUMERATION_LIMIT:
+            return 0
+        env = {v: 0 for v in self.block_vars} | {v: 0 for v, _ in self.thread_axes.values()}
+        for k, (var, extent) in enumerate(loops):
+            shape = [1] * len(loops)
+            shape[k] = extent
+            env[var] = np.arange(extent, dtype=np.int64).reshape(shape)
+        try:
+            starts = np.unique(np.asarray(ir.evaluate(flat, env, default=0), dtype=np.int64).ravel())
+        except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+            return 0
+        elements = np.unique((starts[:, None] + np.arange(lanes)).ravel())
+        breaks = np.flatnonzero(np.diff(elements) != 1)
+        runs = np.diff(np.concatenate(([-1], breaks, [len(elements) - 1])))
+        return int(runs.max()) * ir.dtype_bits(dtype) // 8 if len(runs) else 0
+
+    def size(self, buffer: str) -> int:
+        """Elements of a buffer (a block cannot move more distinct ones: a 2-entry table read in a loop
+        is 2 elements), or a bound that never binds when the shape is only known at run time."""
+        info = self.func.buffers.get(buffer)
+        if info is None or not all(isinstance(d, int) for d in info.shape):
+            return 1 << 62
+        return math.prod(info.shape)
+
+    def lane_stride(self, flat, dtype: str) -> int | None:
+        """Bytes between the elements threads x = 0 and x = 1 access; None when the index is loaded."""
+        if flat is None or self.lane_var is None:
+            return None if flat is None else 0
+        env = {self.lane_var: np.array([0, 1], dtype=np.int64)}
+        env.update({v: 0 for v in self.block_vars})
+        try:
+            values = np.broadcast_to(ir.evaluate(flat, env, default=0), (2,))
+        except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
+            return None
+        return abs(int(values[1]) - int(values[0])) * ir.dtype_bits(dtype) // 8
+
+
+def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: dict, copy_lines: dict) -> tuple:
+    """`dtypes`: buffer name -> dtype over every snapshot (the device code reaches some buffers only
+    through pointers); `copy_lines`: global buffer -> the line of the one `T.copy` that moves it, for
+    TMA copies, which lowering leaves without a line."""
+    cuda_text = source.splitlines()
+    lines_naming = LinesNaming(cuda_text, line_map)
+    found: list[Access] = []
+    for func in device.funcs:
+        dev = DeviceFunc(func)
+        for stmt, ancestors in ir.walk(func.body):
+            line = ir.stmt_line(stmt, ancestors)
+            trips = _trips(ancestors)
+            loops = tuple((a.var, ir.int_value(a.extent)) for a in ancestors
+                          if isinstance(a, ir.For) and a.kind != "thread_binding")
+            if isinstance(stmt, ir.Eval):
+                access = _call_access(dev, stmt, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
+                if access:
+                    found.append(access)
+                continue
+            # loads also sit in `x = A[i]` bindings and in `if` conditions, not only in stored values
+            if isinstance(stmt, (ir.Store, ir.Let)):
+                read = stmt.value
+            elif isinstance(stmt, ir.If):
+                read = stmt.cond
+            else:
+                continue
+            guards = [a.cond for a in ancestors if isinstance(a, ir.If)]
+            if isinstance(stmt, ir.Store) and func.scope_of(stmt.buffer) == "global":
+                found.append(_access(dev, "store", stmt.buffer, stmt.dtype, stmt.indices, line, lines_naming,
+                                     trips, _lane_varying(dev, guards, ancestors), loops))
+            selects = select_conds(read)
+            for load in ir.loads_of(read):
+                if func.scope_of(load[1]) == "global":
+                    own = guards + [c for c in selects if _selects_load(read, c, load)]
+                    found.append(_access(dev, "load", load[1], load[3], load[2], line, lines_naming, trips,
+                                         _lane_varying(dev, own, ancestors), loops))
+    return tuple(found)
+
+
+def _replace(expr, found: dict):
+    """`expr` with each sub-expression that is a key of `found` replaced by its value."""
+    if expr in found:
+        return found[expr]
+    if not isinstance(expr, tuple) or not expr or expr[0] in ("var", "int", "float", "other"):
+        return expr
+    return tuple(_replace(item, found) if isinstance(item, tuple) and item and isinstance(item[0], str)
+                 else tuple(_replace(i, found) for i in item) if isinstance(item, tuple) else item
+                 for item in expr)
+
+
+def _trips(ancestors) -> int:
+    """Iterations of the loops around a statement, for one thread (a run-time trip count counts as
+    RUNTIME_VALUE)."""
+    count = 1
+    for anc in ancestors:
+        if isinstance(anc, ir.For) and anc.kind != "thread_binding":
+            extent = ir.int_value(anc.extent)
+            count *= extent if extent is not None else RUNTIME_VALUE
+    return count
+
+
+def _lane_varying(dev: DeviceFunc, conds, ancestors):
+    """(condition, bound) of the innermost bounds check that can differ between the elements of one
+    thread's loop or between neighbouring threads: the check an access sits under."""
+    loop_vars = {a.var for a in ancestors if isinstance(a, ir.For) and a.kind != "thread_binding"}
+    varying = loop_vars | ({dev.lane_var} if dev.lane_var else set())
+    for cond in reversed(conds):
+        found = bound_of(dev.resolve(cond), varying)
+        if found is not None:
+            return dev.resolve(cond), found[1]
+    return None
+
+
+def _selects_load(expr, cond, load) -> bool:
+    """Whether `load` is an operand chosen by the select on `cond` inside `expr`."""
+    for sub in ir.subexprs(expr):
+        if sub[0] == "select" and sub[1] == cond:
+            return load in ir.loads_of(sub[2]) or load in ir.loads_of(sub[3])
+        if sub[0] == "call" and sub[1] == "tirx.if_then_else" and len(sub[2]) == 3 and sub[2][0] == cond:
+            return load in ir.loads_of(sub[2][1]) or load in ir.loads_of(sub[2][2])
+    return False
+
+
+def _call_access(dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dict, copy_lines: dict,
+                 cuda_text, trips: int) -> Access | None:
+    call = stmt.expr
+    if call[0] != "call":
+        return None
+    func = dev.func
+    if call[1] == "tl.ptx_cp_async" and len(call[2]) >= 3:
+        # (shared pointer, global pointer, elements per thread)
+        source, elements = _pointer(call[2][1]), ir.int_value(call[2][2])
+        if source is None or elements is None or func.scope_of(source[0]) != "global":
+            return None
+        dtype = dtypes.get(source[0], "float32")
+        flat = dev.address(source[0], (source[1],))
+        request, sectors = dev.sectors(flat, dtype, elements * ir.dtype_bits(dtype))
+        return Access(kind="load", buffer=source[0], dtype=dtype, lanes=elements, line=line,
+                      request_bytes=request, sectors=sectors,
+                      cuda_lines=lines_naming(source[0], line), index=ir.render(source[1]), via="cp.async",
+                      lane_stride_bytes=dev.lane_stride(flat, dtype),
+                      elements_per_thread=elements * trips,
+                      block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8)
+    if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and _pointer(call[2][0]) is not None:
+        # the 1-D bulk form: (global pointer, shared pointer, bytes, ...) with no tensor descriptor
+        target = _pointer(call[2][0])
+        if func.scope_of(target[0]) != "global" or ir.int_value(target[2]) is None:
+            return None
+        dtype = dtypes.get(target[0], "float32")
+        elements = ir.int_value(target[2]) * trips
+        return Access(kind="load" if call[1] == "tl.tma_load" else "store", buffer=target[0], dtype=dtype,
+                      lanes=ir.int_value(target[2]), line=line or copy_lines.get(target[0]),
+                      cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1)
+                                       if "tma_" in text and re.search(rf"\b{re.escape(target[0])}\b", text)),
+                      via="tma", lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+                      elements_per_thread=max(1, elements // dev.threads),
+                      block_bytes=elements * ir.dtype_bits(dtype) // 8)
+    if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and call[2][0][0] == "var":
+        # (descriptor of the global tensor, [barrier,] shared pointer, coordinates...)
+        tensor = call[2][0][1].removesuffix("_desc")
+        tile = next((_pointer(a) for a in call[2][1:] if _pointer(a)), None)
+        if tile is None or ir.int_value(tile[2]) is None:
+            return None
+        line = line or copy_lines.get(tensor)
+        dtype = dtypes.get(tile[0], "float32")
+        elements = ir.int_value(tile[2]) * trips
+        return Access(kind="load" if call[1] == "tl.tma_load" else "store", buffer=tensor, dtype=dtype,
+                      lanes=ir.int_value(tile[2]), line=line,
+                      cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1)
+                                       if "tma_" in text and f"{tensor}_desc" in text), via="tma",
+                      lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+                      elements_per_thread=max(1, elements // dev.threads),
+                      block_bytes=elements * ir.dtype_bits(dtype) // 8)
+    if "atomic" in call[1]:
+        target = next((a[2][0] for a in call[2] if a[0] == "call" and a[1] == "tirx.address_of"
+                       and a[2] and a[2][0][0] == "load"), None)
+        pointer = _pointer(call[2][0]) if call[2] else None
+        if target is None and pointer is not None:
+            lanes = 2 if "x2" in call[1] else 4 if "x4" in call[1] else 1
+            target = ("load", pointer[0], (pointer[1],), f"{dtypes.get(pointer[0], 'float32')}x{lanes}"
+                      if lanes > 1 else dtypes.get(pointer[0], "float32"))
+        if target is None and call[2] and call[2][0][0] == "load":
+            target = call[2][0]
+        if target is None or func.scope_of(target[1]) != "global":
+            return None
+        access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, ())
+        return Access(**{**access.__dict__, "atomic": True})
+    return None
+
+
+def _pointer(expr):
+    """(buffer, offset, extent) of a `tvm_access_ptr(type, buffer, offset, extent, mode)` argument."""
+    if expr[0] == "call" and expr[1] == "tirx.tvm_access_ptr" and len(expr[2]) >= 4 and expr[2][1][0] == "var":
+        return expr[2][1][1], expr[2][2], expr[2][3]
+    return None
+
+
+def _access(dev: DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard,
+            loops: tuple) -> Access:
+    lanes = ir.dtype_lanes(dtype)
+    element = ir.element_dtype(dtype)
+    elements = lanes * trips
+    # the address is resolved once and evaluated three ways: across the warp, across two threads, and
+    # over one thread's loops
+    flat = dev.address(buffer, indices)
+    request, sectors = dev.sectors(flat, element, lanes * ir.dtype_bits(element))
+    stride = dev.lane_stride(flat, element)
+    # an element every thread reads is fetched once per block, not once per thread
+    readers = 1 if stride == 0 else dev.threads
+    return Access(
+        kind=kind, buffer=buffer, dtype=element, lanes=lanes, line=line, request_bytes=request, sectors=sectors,
+        cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
+        lane_stride_bytes=stride, elements_per_thread=elements,
+        block_bytes=min(elements * readers, dev.size(buffer)) * ir.dtype_bits(element) // 8, guard=guard,
+        thread_run_bytes=dev.thread_run(flat, element, lanes, loops),
+    )
+
+
+class LinesNaming:
+    """CUDA lines produced by a Python line, narrowed to those that mention a buffer."""
+
+    def __init__(self, cuda_text: list, line_map: tuple):
+        self.cuda_text = cuda_text
+        self.by_line: dict = {}
+        for i, py in enumerate(line_map):
+            self.by_line.setdefault(py, []).append(i + 1)
+        self._cache: dict = {}
+
+    def __call__(self, buffer: str, line) -> tuple:
+        if line is None:
+            return ()
+        key = (buffer, line)
+        if key not in self._cache:
+            produced = self.by_line.get(line, [])
+            word = re.compile(rf"\b{re.escape(buffer)}\b")
+            naming = [n for n in produced if word.search(self.cuda_text[n - 1])]
+            self._cache[key] = tuple(naming or produced)
+        return self._cache[key]

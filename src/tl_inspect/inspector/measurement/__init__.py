@@ -1,0 +1,1 @@
+"""`--measure`: what the machine's GPU offers, and kernels timed on it."""
