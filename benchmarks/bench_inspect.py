@@ -30,7 +30,8 @@ import json, os, sys, time
 started = time.perf_counter()
 import tilelang
 from tl_inspect.inspector.discovery.targets import parse_targets
-from tl_inspect.inspector.discovery.kernels import discover, import_user_file
+from tl_inspect.inspector.discovery.kernels import discover
+from tl_inspect.inspector.discovery.loading import import_user_file
 from tl_inspect.inspector.processes.job import Job
 compiled, failed = 0, []
 for target in parse_targets(sys.argv[1:]):

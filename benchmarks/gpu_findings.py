@@ -193,7 +193,8 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
     import tl_inspect
     from gpu_narrow import median_ms
     from tl_inspect.inspector.lowering import hooks
-    from tl_inspect.inspector.discovery.kernels import discover, import_user_file
+    from tl_inspect.inspector.discovery.kernels import discover
+    from tl_inspect.inspector.discovery.loading import import_user_file
     from tl_inspect.inspector.processes.job import Job
 
     tilelang.set_log_level("WARNING")

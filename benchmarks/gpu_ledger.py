@@ -28,7 +28,8 @@ def main() -> int:
     import torch
 
     import tl_inspect
-    from tl_inspect.inspector.discovery.kernels import discover, import_user_file
+    from tl_inspect.inspector.discovery.kernels import discover
+    from tl_inspect.inspector.discovery.loading import import_user_file
     from tl_inspect.inspector.processes.job import Job
     from tl_inspect.inspector.measurement.measure import Form, launch_times, typical_ms
 

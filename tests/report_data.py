@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tl_inspect import __version__
+from tl_inspect._version import __version__
 from tl_inspect.model import Cost, Finding, KernelReport, Proof, RunResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

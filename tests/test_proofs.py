@@ -206,7 +206,7 @@ def test_the_grown_kernel_launches_fewer_blocks_and_moves_whole_vectors():
     from tvm.target import Target
 
     from tl_inspect.inspector.rewrites.grow_tile import grow_parallel, vectorize_threads
-    from tl_inspect.inspector.discovery.kernels import import_user_file
+    from tl_inspect.inspector.discovery.loading import import_user_file
 
     def line_of(path, text):
         with open(path) as f:

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import FIXTURES, ROOT, inspect_files, kernel_named, run_cli
 from tl_inspect.model import RunResult
-from tl_inspect.lint.sweep import expand_cases, sweeps
+from tl_inspect.inspector.discovery.cases import expand_cases
+from tl_inspect.reports.sweep import sweeps
 
 ADD = os.path.join("fixtures", "kernels", "vec_elementwise_1d.py")
 AUTOTUNED = os.path.join(FIXTURES, "discovery", "autotuned.py")

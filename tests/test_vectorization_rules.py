@@ -12,8 +12,7 @@ from conftest import FIXTURES, kernel_named
 from tl_inspect.tir import nodes as ir
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.model import VERDICTS, KernelReport
-from tl_inspect.rules import find_rule, registered_rules
-from tl_inspect.rules.base import owner_of
+from tl_inspect.rules import find_rule, owner_of, registered_rules
 from tl_inspect.lint.suppressions import suppress
 
 ELEMENTWISE = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
@@ -216,7 +215,7 @@ def test_verdicts_doc_causes_table_is_generated():
 
 
 def test_docs_list_every_cause_and_inherent_reason():
-    from tl_inspect.analysis.causes import INHERENT_REASONS
+    from tl_inspect.analysis.detection import INHERENT_REASONS
     from tl_inspect.causes import KINDS
 
     with open(os.path.join(os.path.dirname(FIXTURES), "docs", "verdicts.md")) as f:

@@ -1,6 +1,6 @@
 """tl-inspect: the inspection and vectorization linter for TileLang GPU kernels."""
 
-__version__ = "0.1.0"
+from tl_inspect._version import __version__
 
 __all__ = ["Kernel", "Report", "__version__", "inspect"]
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from tl_inspect import __version__
+from tl_inspect._version import __version__
 from tl_inspect.model import Access, Estimate, Finding, KernelArtifact, KernelReport, Layout, RunResult, Verdict
 
 
@@ -283,7 +283,8 @@ def _inspect_object(obj, arch: str, prove: bool, budget: str, table, factory_arg
     from tl_inspect.inspector import Job
     from tl_inspect.inspector.lowering import hooks
     from tl_inspect.inspector.processes.capture import captured_output
-    from tl_inspect.inspector.discovery.kernels import is_kernel_object, required_parameters, specs_of, user_function
+    from tl_inspect.inspector.discovery.kernels import is_kernel_object, required_parameters, specs_of
+    from tl_inspect.inspector.discovery.origins import user_function
     from tl_inspect.inspector.lowering.compile import compile_kernel
     from tl_inspect.model import FileResult
 

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from tl_inspect import __version__
+from tl_inspect._version import __version__
 from tl_inspect.model import SAFE, Finding
 from tl_inspect.reports.common import cases_line, one_line
 from tl_inspect.reports.phrases import cost_sentence, proof_summary

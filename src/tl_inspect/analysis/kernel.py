@@ -65,7 +65,6 @@ class KernelModel:
 
     def __init__(self, kernel: KernelArtifact):
         self.kernel = kernel
-        self._plans: dict = {}
 
     @functools.cached_property
     def func(self) -> ir.IRFunc:
@@ -274,13 +273,6 @@ class KernelModel:
         """The `Unit`s the compiler vectorizes together, in program order."""
         return UnitBuilder(self.func, self.resolve, self.thread_vars, self.env()).build()
 
-    def plan(self, unit: Unit):
-        """The unit's `causes.UnitPlan` (footprints and index shapes), built on first use."""
-        from tl_inspect.analysis.causes import UnitPlan  # the plans read the model: built on demand
-
-        if unit not in self._plans:
-            self._plans[unit] = UnitPlan(self, unit)
-        return self._plans[unit]
 
 
 _CUDA_ARRAY = re.compile(r"^\s*\w+ (\w+)\[\d+\];\s*$")

@@ -21,7 +21,7 @@ import re
 
 from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import ledger
-from tl_inspect.analysis.causes import MAX_VECTOR_BITS
+from tl_inspect.analysis.detection import MAX_VECTOR_BITS, Plans
 from tl_inspect.analysis.cost import (
     COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown, kernel_slowdown_at, lone_walk_cost, walks)
 from tl_inspect.analysis.kernel import KernelModel
@@ -49,7 +49,8 @@ def judge(kernel: KernelArtifact, workload: Workload = Workload()) -> tuple:
         accesses.append((a, match))
     total = sum(a.block_bytes for a, _ in accesses) or 1
     lone = ledger.working_threads(kernel) == 1
-    judged = [_judge_one(facts, match, dataclasses.replace(a, share=a.block_bytes / total), lone)
+    plans = Plans(facts)
+    judged = [_judge_one(facts, plans, match, dataclasses.replace(a, share=a.block_bytes / total), lone)
               for a, match in accesses]
     return regroup(judged, workload)
 
@@ -117,7 +118,7 @@ def with_proof(access: Access, cause: Cause, proof, cost_after: float) -> Access
                                max_bits=max(access.max_bits or 0, proof.bits_after))
 
 
-def _judge_one(facts, match, access: Access, lone: bool) -> Access:
+def _judge_one(facts, plans: Plans, match, access: Access, lone: bool) -> Access:
     if access.atomic:
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason="atomic", max_bits=access.bits)
     if lone and access.lane_stride_bytes == 0 and access.elements_per_thread >= L1_BOUND_LOADS:
@@ -136,7 +137,7 @@ def _judge_one(facts, match, access: Access, lone: bool) -> Access:
         verdict = Verdict.CHEAP if measured.factor < COSTLY else Verdict.UNEXPLAINED
         return dataclasses.replace(access, verdict=verdict, max_bits=MAX_VECTOR_BITS)
     unit, ref = match
-    plan = facts.plan(unit)
+    plan = plans[unit]
     access = dataclasses.replace(access, tile_op="copy" if unit.kind == "copy" else "")
     reason = plan.inherent(ref)
     if reason is not None:

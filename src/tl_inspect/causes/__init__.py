@@ -3,7 +3,7 @@ footprint allows. One module per kind, each declaring a `CauseKind`: how the cau
 fix, the explain chain's answer), what identifies one instance of it (the one change that removes
 it), and that change as a proof rebuilds the kernel with it.
 
-Detection is the analysis' (`tl_inspect.analysis.causes.UnitPlan`), which makes `tl_inspect.model.Cause`
+Detection is the analysis' (`tl_inspect.analysis.detection.UnitPlan`), which makes `tl_inspect.model.Cause`
 values of these kinds; which rule reports a kind is the rule's own declaration (`reports_causes`).
 Nothing here imports tilelang at module level: a rewrite imports the inspector's TVM builders when
 it runs, in the worker.

@@ -11,7 +11,7 @@ import os
 import sys
 from contextlib import nullcontext
 
-from tl_inspect import __version__
+from tl_inspect._version import __version__
 from tl_inspect.lint import baseline
 from tl_inspect.lint.baseline import BaselineError
 from tl_inspect.lint.changes import ChangesError, changes_since
@@ -22,7 +22,7 @@ from tl_inspect.lint.merge import MergeError
 from tl_inspect.model import SEVERITIES, FileResult, RunResult
 from tl_inspect.cli.progress import progress_bar
 from tl_inspect.files.sources import SourceFiles
-from tl_inspect.lint.sweep import SWEEP_KEY, expand_cases
+from tl_inspect.inspector.discovery.cases import SWEEP_KEY, expand_cases
 from tl_inspect.wording import plural
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

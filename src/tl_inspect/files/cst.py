@@ -6,15 +6,23 @@ from __future__ import annotations
 import functools
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+
+@functools.lru_cache(maxsize=8)
+def parse_source(text: str):
+    """Parsed once per file, not once per kernel and rule (a file often holds many kernels); shared by the
+    rules and the fixes. None where libcst cannot parse the file."""
+    try:
+        return MetadataWrapper(cst.parse_module(text))
+    except cst.ParserSyntaxError:
+        return None
 
 
 class FixSource:
     """One file's text and its libcst tree; None-returning lookups where libcst cannot parse it."""
 
     def __init__(self, text: str):
-        from tl_inspect.rules.base import parse_source  # the rules' own parse, shared; rules import this module
-
         self.text = text
         self.wrapper = parse_source(text)
 

@@ -24,7 +24,7 @@ from tl_inspect.inspector.processes.cache import DEFAULT_MAX_MB
 from tl_inspect.model import SEVERITIES
 from tl_inspect.lint.selection import SelectionError, check_selectors, matches, parse_list, select_rules
 from tl_inspect.files.sources import read_bounded
-from tl_inspect.lint.sweep import expand_cases, shown
+from tl_inspect.inspector.discovery.cases import expand_cases, shown
 
 SECTION = "tl-inspect"
 KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "gpu", "timeout", "max-memory", "jobs",

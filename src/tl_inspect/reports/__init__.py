@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
-
-from tl_inspect.model import RunResult
-
-Reporter = Callable[[RunResult, TextIO], None]
-_REPORTERS: dict[str, Reporter] = {}
-
-
-def reporter(name: str):
-    def register(func: Reporter) -> Reporter:
-        _REPORTERS[name] = func
-        return func
-
-    return register
+from tl_inspect.reports.registry import REPORTERS, Reporter
 
 
 def get_reporter(name: str) -> Reporter:
     _load()
-    return _REPORTERS[name]
+    return REPORTERS[name]
 
 
 def formats() -> list[str]:
     _load()
-    return list(_REPORTERS)
+    return list(REPORTERS)
 
 
 def _load() -> None:
+    # each module registers its format when imported; loaded on first use, so that a run pays only for them
     from tl_inspect.reports import concise, github, gitlab, json_report, junit, sarif, terminal  # noqa: F401

@@ -10,7 +10,7 @@ from typing import TextIO
 
 from tl_inspect.inspector.processes.errors import printable
 from tl_inspect.model import RunResult
-from tl_inspect.reports import reporter
+from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import file_groups, one_line, run_summary
 from tl_inspect.reports.phrases import headline
 

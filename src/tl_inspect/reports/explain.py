@@ -24,7 +24,7 @@ from tl_inspect.tir.nodes import dtype_bits
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof, Verdict
 from tl_inspect.reports.common import estimate_rows, ledger_rows, times, us
 from tl_inspect.reports.phrases import EVIDENCE, access_cost_text, cost_sentence, proof_summary
-from tl_inspect.rules.base import find_rule, owner_of
+from tl_inspect.rules import find_rule, owner_of
 from tl_inspect.reports.verdict_text import cuda_change_lines, evidence_lines
 from tl_inspect.files.sources import SourceFiles
 from tl_inspect.wording import accesses_text, byte_count, written_in

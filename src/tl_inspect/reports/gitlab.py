@@ -14,7 +14,7 @@ from typing import TextIO
 
 from tl_inspect.lint.baseline import Fingerprints
 from tl_inspect.model import RunResult
-from tl_inspect.reports import reporter
+from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import file_groups, one_line, relative_path, repository_root, run_summary
 from tl_inspect.reports.phrases import headline
 from tl_inspect.files.sources import SourceFiles

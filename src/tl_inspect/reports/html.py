@@ -31,7 +31,7 @@ from tl_inspect.reports.layout_view import layout_view
 from tl_inspect.reports.phrases import measured_clause
 from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.files.sources import SourceFiles
-from tl_inspect.lint.sweep import Sweep, sweeps
+from tl_inspect.reports.sweep import Sweep, sweeps
 from tl_inspect.wording import byte_count, plural
 
 ASSET_NAMES = ("report.css", "report.js")

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from tl_inspect.gpu import cost_table
 from tl_inspect.model import RunResult
-from tl_inspect.reports import reporter
+from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import cases_line, file_groups, run_summary
 
 SCHEMA_VERSION = 1

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from typing import TextIO
 
 from tl_inspect.model import RunResult
-from tl_inspect.reports import reporter
+from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import cases_line, file_groups
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.phrases import headline

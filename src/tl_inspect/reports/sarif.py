@@ -15,7 +15,7 @@ from typing import TextIO
 from tl_inspect.gpu import cost_table
 from tl_inspect.lint.baseline import Fingerprints
 from tl_inspect.model import RunResult
-from tl_inspect.reports import reporter
+from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import (
     file_groups, relative_path, repository_root, rule_table, run_summary,
 )

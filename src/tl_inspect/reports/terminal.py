@@ -15,14 +15,14 @@ from rich.text import Text
 from tl_inspect.gpu import cost_table
 from tl_inspect.inspector.processes.errors import printable
 from tl_inspect.model import Finding, RunResult
-from tl_inspect.reports import reporter
+from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import (
     estimate_phrase, file_groups, ledger_short, measured_phrase, run_summary, severity_counts)
 from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import headline
 from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.files.sources import SourceFiles
-from tl_inspect.lint.sweep import Sweep, sweeps
+from tl_inspect.reports.sweep import Sweep, sweeps
 from tl_inspect.wording import plural
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 EXPECT_MARKER = re.compile(r"#\s*expect:\s*([\w\-, ]+)")
 
-_REGISTRY: dict[str, type[Rule]] = {}
+REGISTRY: dict[str, type[Rule]] = {}
 
 
 # the page of every rule has exactly these headings, in this order; the second names what the
@@ -58,18 +58,6 @@ class RuleExample:
     def text(self) -> str:
         with open(self.path, encoding="utf-8") as f:
             return f.read()
-
-
-@functools.lru_cache(maxsize=8)
-def parse_source(text: str):
-    """Parsed once per file, not once per kernel and rule: a file often holds many kernels."""
-    import libcst
-    from libcst.metadata import MetadataWrapper
-
-    try:
-        return MetadataWrapper(libcst.parse_module(text))
-    except libcst.ParserSyntaxError:
-        return None
 
 
 class Violation:
@@ -130,6 +118,8 @@ class RuleContext:
     @property
     def cst(self):
         """The user's file as a libcst module wrapped for position metadata, None if libcst cannot parse it."""
+        from tl_inspect.files.cst import parse_source  # libcst loads only for the rules that read the tree
+
         return parse_source(self.source_text)
 
     def line_text(self, line: int) -> str:
@@ -180,10 +170,10 @@ class Rule:
         super().__init_subclass__(**kwargs)
         if inspect.isabstract(cls) or not getattr(cls, "code", None):
             return
-        for other in _REGISTRY.values():
+        for other in REGISTRY.values():
             if other.code == cls.code or other.slug == cls.slug:
                 raise ValueError(f"rule {cls.code}/{cls.slug} registered twice ({other.__name__})")
-        _REGISTRY[cls.code] = cls
+        REGISTRY[cls.code] = cls
 
     @classmethod
     def summary(cls) -> str:
@@ -210,24 +200,6 @@ class Rule:
 
     def check(self, ctx: RuleContext) -> None:
         raise NotImplementedError
-
-
-def registered_rules() -> list[type[Rule]]:
-    from tl_inspect import rules  # noqa: F401  (importing the package registers every rule)
-
-    return sorted(_REGISTRY.values(), key=lambda r: r.code)
-
-
-def find_rule(code_or_slug: str) -> type[Rule] | None:
-    for rule in registered_rules():
-        if code_or_slug in (rule.code, rule.slug):
-            return rule
-    return None
-
-
-def owner_of(kind: str) -> type[Rule] | None:
-    """The rule that declares it reports cause `kind`: the one place a cause meets a rule."""
-    return next((rule for rule in registered_rules() if kind in rule.reports_causes), None)
 
 
 def expected_lines(text: str) -> dict[str, set[int]]:

@@ -17,7 +17,7 @@ def rules_table(rules) -> str:
 def causes_table() -> str:
     """docs/verdicts.md's table of causes, one row per cause kind, with the rule that reports it."""
     from tl_inspect.causes import KINDS
-    from tl_inspect.rules.base import owner_of
+    from tl_inspect.rules import owner_of
 
     rows = ["| cause | what it is | evidence (the one change rebuilt and lowered again, or the launch and its "
             "index algebra) | owner |",

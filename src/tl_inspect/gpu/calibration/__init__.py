@@ -129,7 +129,7 @@ def _write(path: str, gpu: str, arch: str, fitted: list, fits: list, base) -> No
     import tilelang
     import torch
 
-    from tl_inspect import __version__
+    from tl_inspect._version import __version__
 
     table = {
         "gpu": gpu, "arch": arch,

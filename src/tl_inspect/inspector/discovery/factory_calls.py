@@ -12,6 +12,7 @@ import ast
 import functools
 import inspect
 
+from tl_inspect.inspector.discovery.origins import module_text, user_function
 from tl_inspect.inspector.discovery.static_values import ARITHMETIC
 
 
@@ -40,7 +41,6 @@ def module_level_call(module, name: str) -> tuple[object, dict] | None:
 @functools.lru_cache(maxsize=16)
 def _top_level_calls(path: str) -> dict:
     """Name -> the call assigned to it once at the top level of the file at `path`."""
-    from tl_inspect.inspector.discovery.kernels import module_text
 
     try:
         tree = ast.parse(module_text(path))
@@ -72,6 +72,5 @@ def _literal(node):
 
 
 def _signature_of(factory):
-    from tl_inspect.inspector.discovery.kernels import user_function
 
     return user_function(factory)

@@ -9,28 +9,23 @@ where tilelang is loaded.
 from __future__ import annotations
 
 import ast
-import importlib.machinery
-import importlib.util
 import inspect
-import linecache
-import os
 import re
-import sys
 from dataclasses import dataclass, field
 
 from tilelang import tvm
 from tilelang.autotuner.tuner import AutoTuneImpl
-from tilelang.ir import get_prim_func_span
 from tilelang.jit import JITImpl
 from tilelang.jit.kernel import JITKernel
 
 from tl_inspect.inspector.discovery import inference
-from tl_inspect.inspector.processes.errors import describe_error, printable
 from tl_inspect.inspector.discovery.factory_calls import module_level_call
+from tl_inspect.inspector.discovery.origins import (function_file, function_line, function_lines, module_file, module_text,
+                                                    prim_func_file, prim_func_line, user_function)
 from tl_inspect.inspector.lowering.hooks import TILELANG_DIR
 from tl_inspect.inspector.processes.job import Job
 from tl_inspect.inspector.discovery.tensor_args import TensorShape
-from tl_inspect.lint.sweep import SWEEP_KEY, case_label, expand_cases, shown
+from tl_inspect.inspector.discovery.cases import SWEEP_KEY, case_label, expand_cases, shown
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
 
@@ -72,74 +67,6 @@ def factory_call_of(module, spec: KernelSpec) -> FactoryCall | None:
 
 
 
-class _TextLoader(importlib.machinery.SourceFileLoader):
-    """Loads the user's file from a text held in memory, under the file's own path: imports beside it,
-    `__file__` and every line number read as they would from the file itself."""
-
-    def __init__(self, name: str, path: str, text: str):
-        super().__init__(name, path)
-        self.text = text
-
-    def get_code(self, fullname):
-        return compile(self.text, self.path, "exec", dont_inherit=True)
-
-
-def import_user_file(user_file: str, text: str | None = None):
-    """Execute the user's file (or `text` in its place) as a module named so that its `__main__` block
-    does not run."""
-    directory = os.path.dirname(user_file)
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    package = _package_of(user_file)
-    stem = os.path.splitext(os.path.basename(user_file))[0]
-    # inside a package, the module's own dotted name, so that `from .x import y` works; never `__main__`
-    name = f"{package}.{stem}" if package else "tl_inspect_user_" + re.sub(r"\W", "_", stem)
-    module = None  # until the package, if any, is imported
-    loader = None
-    if text is not None:
-        loader = _TextLoader(name, user_file, text)
-        # tilelang's parser and `inspect` read kernels' source through linecache: an entry without an
-        # mtime is never checked against the file on disk
-        linecache.cache[user_file] = (len(text), None, text.splitlines(keepends=True), user_file)
-    try:
-        if package:
-            importlib.import_module(package)
-        spec = importlib.util.spec_from_file_location(name, user_file, loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        if exc.filename and os.path.abspath(exc.filename) != user_file:
-            # in a module the file imports: the names bound before its import line are kept
-            helper = os.path.relpath(exc.filename) if exc.filename.startswith(os.getcwd() + os.sep) else exc.filename
-            _, line = describe_error(exc, user_file, "")
-            return module, (printable(f"SyntaxError in {helper}, line {exc.lineno}: {exc.msg} "
-                                      f"(while importing the module)"), line)
-        return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
-    except MemoryError as exc:
-        # the module's names hold what it allocated: drop them all, or nothing more can be done
-        if module is not None:
-            vars(module).clear()
-        return None, describe_error(exc, user_file, "while importing the module")
-    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, SystemExit included
-        # names bound before the failure stay in the module: inspect them and report the error
-        return module, describe_error(exc, user_file, "while importing the module")
-    return module, (None, None)
-
-
-def _package_of(user_file: str) -> str:
-    """The dotted package a file belongs to (its folders up to the first without `__init__.py`), with that
-    first folder put on `sys.path`; "" for a file outside a package."""
-    parts: list[str] = []
-    folder = os.path.dirname(user_file)
-    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.basename(folder).isidentifier():
-        parts.insert(0, os.path.basename(folder))
-        folder = os.path.dirname(folder)
-    if parts and folder not in sys.path:
-        sys.path.insert(0, folder)
-    return ".".join(parts)
-
-
 def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
     """The file's kernels in source order, a note per factory left out or cut short, and the factories that
     need a TL_INSPECT_CASES entry (name -> the parameters it needs)."""
@@ -162,7 +89,7 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
             if name == job.only and job.args:
                 found = [_at_run_time_values(spec, job.args, factory_call_of(module, spec)) for spec in found]
             specs.extend((line, spec) for spec in found if is_users(spec.source_file))
-        elif is_kernel_object(obj) or name in cases or (name in plain and _function_file(obj) == module_file(module)):
+        elif is_kernel_object(obj) or name in cases or (name in plain and function_file(obj) == module_file(module)):
             factories.append((name, obj))
     # a factory already called at module level (`k = factory(4096)`) needs no cases, nor its defaults
     specialised = {(spec.source_file, line) for line, spec in specs}
@@ -170,7 +97,7 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
     notes: list[str] = list(inferred.notes)
     needs_cases: dict = {}
     for name, obj in factories:
-        if name not in cases and any(file == _function_file(obj) and line in _function_lines(obj)
+        if name not in cases and any(file == function_file(obj) and line in function_lines(obj)
                                      for file, line in specialised):
             continue
         own = cases.get(name) or inferred.cases.get(name)
@@ -179,7 +106,7 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
         if note:
             notes.append(note + inferred.refusal(name))
             needs_cases[name] = required_parameters(obj)
-        line = _function_line(obj)
+        line = function_line(obj)
         specs.extend((line, spec) for spec in found if is_users(spec.source_file))
     specs.sort(key=lambda item: item[0])
     for _, spec in specs:
@@ -249,16 +176,6 @@ def _syntax_tree(module):
         return None
 
 
-def module_text(path: str) -> str:
-    """The text the module at `path` was executed from: linecache holds it, from memory for a fix being
-    verified, else from the file."""
-    return "".join(linecache.getlines(path))
-
-
-def module_file(module) -> str:
-    return os.path.abspath(getattr(module, "__file__", "") or "")
-
-
 def is_kernel_object(obj) -> bool:
     """A PrimFunc, a compiled kernel, a `@tilelang.jit` factory or an autotuner."""
     return isinstance(obj, (tvm.tirx.PrimFunc, JITKernel, JITImpl, AutoTuneImpl))
@@ -274,7 +191,7 @@ def specs_of(name: str, obj, cases, all_configs: bool = False) -> tuple[list[Ker
         spec = KernelSpec(name, "jit_kernel", _fixed(obj.prim_func, configs), prim_func_file(obj.prim_func))
         return [spec], prim_func_line(obj.prim_func), None
     found, note = _factory_specs(name, obj, cases, all_configs)
-    return found, _function_line(obj), note
+    return found, function_line(obj), note
 
 
 def check_names(module, job: Job) -> str | None:
@@ -360,7 +277,7 @@ def _factory_specs(name: str, obj, cases, all_configs: bool,
             shown = {**case, **arguments} if all_configs else case
             label = f"{name}[{case_label(shown)}]" if shown else name
             specs.append(KernelSpec(label, origins[index] if origins else kind, _from_factory(obj, case, config),
-                                    _function_file(obj), factory=name,
+                                    function_file(obj), factory=name,
                                     case=tuple((k, str(v)) for k, v in shown.items()),
                                     call=FactoryCall(name, obj, dict(case), config)))
     return specs, None
@@ -417,37 +334,4 @@ def _constexprs(func) -> list[str]:
     groups = re.findall(r"T\.const\(\s*[\"']([^\"']+)[\"']", source)
     return [name.strip() for group in groups for name in group.split(",") if name.strip()]
 
-
-def user_function(obj):
-    impl = getattr(obj, "jit_impl", obj)
-    func = getattr(impl, "func", impl)
-    return getattr(func, "orig_func", func)
-
-
-def _function_file(obj) -> str | None:
-    code = getattr(user_function(obj), "__code__", None)
-    return os.path.abspath(code.co_filename) if code else None
-
-
-def _function_line(obj) -> int:
-    code = getattr(user_function(obj), "__code__", None)
-    return code.co_firstlineno if code else 0
-
-
-def _function_lines(obj) -> range:
-    try:
-        lines, first = inspect.getsourcelines(user_function(obj))
-    except (OSError, TypeError):
-        return range(0)
-    return range(first, first + len(lines))
-
-
-def prim_func_file(prim_func) -> str | None:
-    span = get_prim_func_span(prim_func)
-    return os.path.abspath(span.source_name.name) if span is not None else None
-
-
-def prim_func_line(prim_func) -> int:
-    span = get_prim_func_span(prim_func)
-    return int(span.line) if span is not None else 0
 

@@ -29,12 +29,14 @@ from tl_inspect.inspector.lowering import hooks
 from tl_inspect.inspector.rewrites import primfunc as rewrites
 from tl_inspect.inspector.processes.capture import Capture
 from tl_inspect.causes import kind_of
-from tl_inspect.inspector.discovery.kernels import FactoryCall, KernelSpec, is_users, prim_func_file, prim_func_line
+from tl_inspect.inspector.discovery.kernels import FactoryCall, KernelSpec, is_users
+from tl_inspect.inspector.discovery.origins import prim_func_file, prim_func_line
 from tl_inspect.inspector.processes.errors import describe_error, message_of, printable, split_diagnostics
 from tl_inspect.inspector.processes.job import Job
 from tl_inspect.inspector.lowering.layout_failure import explain_no_layout
 from tl_inspect.inspector.lowering.linemap import build_line_map
 from tl_inspect.inspector.lowering.nvcc import ptxas_usage
+from tl_inspect.inspector.lowering.variants import variant_without
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE, KernelArtifact
 
 NO_LAYOUT = "no available layout found"  # tl.LayoutInference's message, explained by layout_failure
@@ -181,7 +183,7 @@ def variant_of(prim_func, causes: tuple, call: FactoryCall | None, target):
         with Target(target):
             return _variant(prim_func, causes, call)
     except Exception:  # noqa: BLE001 - the user's factory may refuse the aligned arguments
-        return rewrites.variant_without(prim_func, causes)
+        return variant_without(prim_func, causes)
 
 
 def _variant(prim_func, causes: tuple, call: FactoryCall | None):
@@ -192,17 +194,17 @@ def _variant(prim_func, causes: tuple, call: FactoryCall | None):
     aligned = {cause: kind_of(cause).realign(cause, call.arguments) for cause in causes} if call else {}
     changes = {name: value for found in aligned.values() for name, value in found.items()}
     if not changes:
-        return rewrites.variant_without(prim_func, causes)
+        return variant_without(prim_func, causes)
     func, _ = call.build(changes)
     why = [kind_of(cause).recalled(cause, prim_func, func) for cause, found in aligned.items() if found]
     if None in why:  # the factory's arguments do not make the variant: the PrimFunc is rewritten instead
-        return rewrites.variant_without(prim_func, causes)
+        return variant_without(prim_func, causes)
     called = (f"{call.name} called with {', '.join(f'{name}={value}' for name, value in changes.items())} instead "
               f"of {', '.join(str(call.arguments[name]) for name in changes)} ({'; '.join(dict.fromkeys(why))})")
     rest = tuple(cause for cause, found in aligned.items() if not found)
     if not rest:
         return func, called
-    built = rewrites.variant_without(func, rest)
+    built = variant_without(func, rest)
     return (built[0], f"{called} and {built[1]}") if built is not None else None
 
 

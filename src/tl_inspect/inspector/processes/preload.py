@@ -3,10 +3,11 @@
 import tilelang  # noqa: F401  (must come before tvm)
 import tvm  # noqa: F401
 
-from tl_inspect.inspector.lowering import accesses
-from tl_inspect.inspector.lowering import convert
-from tl_inspect.inspector.lowering import hooks
-from tl_inspect.inspector.lowering import linemap
-from tl_inspect.inspector.lowering import compile as lowering
-from tl_inspect.inspector.rewrites import primfunc as rewrites
-from tl_inspect.inspector.processes import worker  # noqa: F401
+import tl_inspect.inspector.lowering.accesses  # noqa: F401
+import tl_inspect.inspector.lowering.compile  # noqa: F401
+import tl_inspect.inspector.lowering.convert  # noqa: F401
+import tl_inspect.inspector.lowering.hooks  # noqa: F401
+import tl_inspect.inspector.lowering.linemap  # noqa: F401
+import tl_inspect.inspector.lowering.variants  # noqa: F401
+import tl_inspect.inspector.processes.worker  # noqa: F401
+import tl_inspect.inspector.rewrites.primfunc  # noqa: F401

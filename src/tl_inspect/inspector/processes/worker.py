@@ -17,6 +17,7 @@ import tempfile
 import traceback
 
 from tl_inspect.inspector.discovery import kernels as discovery
+from tl_inspect.inspector.discovery.loading import import_user_file
 from tl_inspect.inspector.processes import errors
 from tl_inspect.inspector.lowering import hooks
 from tl_inspect.inspector.processes import inputs
@@ -105,7 +106,7 @@ def _work(job: Job, sink, capture: Capture, restore_output) -> None:
     capture.mark()
     # paths are reported as the user gave them, relative to this folder, whatever os.chdir the file does
     home = os.getcwd()
-    module, (import_error, error_line) = discovery.import_user_file(os.path.abspath(job.path), job.source)
+    module, (import_error, error_line) = import_user_file(os.path.abspath(job.path), job.source)
     os.chdir(home)
     restore_output()
     _, import_err_text = capture.since_mark()

@@ -2,7 +2,8 @@
 constant, assume a divisibility, launch other threads, swap loops, shift an index, drop a layout,
 vectorize a loop. Done in memory: no source edit, no re-import, no factory call, so it works for
 `add_2047 = add(2047)` as well as for factory cases. `lowering` lowers the rewritten kernel again for
-the proofs (tl_inspect.analysis.proofs).
+the proofs (tl_inspect.analysis.proofs). A cause names the rewrite that removes it
+(`tl_inspect.causes`); the rewrites know nothing of causes beyond the plain `Cause` value.
 
 Runs inside the worker only (it needs tilelang).
 """
@@ -16,31 +17,7 @@ from tilelang.ir import get_buffer_span, get_stmt_span, set_buffer_span, set_stm
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform
 
-from tl_inspect.causes import kind_of
 from tl_inspect.model import Cause
-
-
-def variant_without(func, causes: tuple):
-    """The kernel with every one of `causes` removed, and the changes joined in the user's terms."""
-    changes = []
-    for cause in causes:
-        built = variant(func, cause)
-        if built is None:
-            return None
-        func, change = built
-        changes.append(change)
-    return func, " and ".join(changes)
-
-
-def variant(func, cause: Cause):
-    """(rebuilt PrimFunc, the change in the user's terms), or None when no rewrite removes this cause.
-    An index no rewrite of its own fixes (a permutation, a reversed walk, interleaved pairs, a run-time
-    offset) is proven by reading the lane-contiguous index instead."""
-    kind = kind_of(cause)
-    built = kind.variant(func, cause)
-    if built is None and kind.chain_step == "index":
-        return contiguous_index(func, cause)
-    return built
 
 
 def _with_body(func, body):
@@ -195,7 +172,7 @@ def vectorize_loop(func, var: str, line: int | None):
     return _with_body(func, ir_transform(func.body, None, post, ["tirx.For"]))
 
 
-def contiguous_index(func, cause: Cause):
+def contiguous_index(func, cause: Cause, whole_loop: bool):
     """(the kernel with every access of the cause's buffer at its line reading the lane-contiguous index
     over the same loop variables, the change), or None. The rebuilt kernel moves other elements: it shows
     that the index pattern, not the loop or the length, is what keeps the access narrow. Interleaved
@@ -206,7 +183,7 @@ def contiguous_index(func, cause: Cause):
     lane = _named(extents, cause.lane_var)
     if lane is None or cause.index_line is None:
         return None
-    lines = _lines_in_loop(func, cause.loop_line) if kind_of(cause).loop_pattern else {cause.index_line}
+    lines = _lines_in_loop(func, cause.loop_line) if whole_loop else {cause.index_line}
     rebuilt = _read_contiguously(func, cause, extents, lane, lines, spans=True)
     if rebuilt is not None and rebuilt[3] is None:
         rebuilt = _read_contiguously(func, cause, extents, lane, lines, spans=False)

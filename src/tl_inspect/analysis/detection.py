@@ -37,13 +37,27 @@ INHERENT_REASONS = {
 }
 
 
+class Plans:
+    """The plans of one kernel's units, each built on first use: a unit's causes may read another's plan."""
+
+    def __init__(self, facts: KernelModel):
+        self.facts = facts
+        self._built: dict = {}
+
+    def __getitem__(self, unit: Unit) -> UnitPlan:
+        if unit not in self._built:
+            self._built[unit] = UnitPlan(self, unit)
+        return self._built[unit]
+
+
 class UnitPlan:
     """Footprints and index shapes of one unit, to judge its global accesses."""
 
-    def __init__(self, facts: KernelModel, unit: Unit):
-        self.facts = facts
+    def __init__(self, plans: Plans, unit: Unit):
+        self.plans = plans
+        self.facts = plans.facts
         self.unit = unit
-        self.grid = Grid(unit.loops, facts.env())
+        self.grid = Grid(unit.loops, self.facts.env())
         self.inner = self._innermost()
         self.footprints: dict = {}
         for ref in unit.refs:
@@ -247,7 +261,7 @@ class UnitPlan:
             for other in self.facts.units:
                 if other is self.unit or fragment not in other.fragments:
                     continue
-                other_plan = self.facts.plan(other)
+                other_plan = self.plans[other]
                 limiters = other_plan._limiters()
                 if any(not fixable for _, fixable in limiters):
                     continue  # the layout comes from a genuinely scalar loop (a gather)
