@@ -15,7 +15,6 @@ here, in a process the user's code may not signal (`shield`).
 from __future__ import annotations
 
 import os
-import pickle
 import queue
 import signal
 import shutil
@@ -28,19 +27,18 @@ from typing import Callable, Iterable
 
 from tl_inspect.inspector.processes import cache
 from tl_inspect.inspector.processes import shield
-from tl_inspect.inspector.processes.job import EXIT_CANNOT_WRITE, Job
+from tl_inspect.inspector.processes.job import Job
+from tl_inspect.inspector.processes.outcome import DISK_LIMIT_BYTES, DISK_MAX_ENTRIES, collect, merged
+from tl_inspect.inspector.processes.records import records
 from tl_inspect.inspector.processes.zygote import Zygote, discard_early, release_zygote, take_zygote
-from tl_inspect.model import FileResult, KernelArtifact
+from tl_inspect.model import FileResult
 
 DEFAULT_TIMEOUT_SECONDS = 120.0
 # how long the worker process may take to import tilelang and fork a first worker: a machine's load, not
 # the user's file, decides it, so a short --timeout for the file must not cut it
 STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.02
-# what one worker may write into its folder (its TMPDIR, its captured output) before it is stopped
-DISK_LIMIT_BYTES = 1 << 30
 _DISK_CHECK_SECONDS = 0.5
-_DISK_MAX_ENTRIES = 100_000  # more files than this in a worker's folder also count as too much
 
 
 @dataclass
@@ -103,94 +101,122 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
     except OSError as exc:
         reason = f"cannot create tl-inspect's temporary folder in {tempfile.gettempdir()}: {exc.strerror}"
         return {index: FileResult(path=jobs[index].path, error=reason) for index in todo}
-    running: dict[int, _Running] = {}
+    pool = _Pool(scratch, zygote, [_Running(index, jobs[index]) for index in todo], workers, timeout, max_memory,
+                 on_done)
     try:
-        results: dict[int, FileResult] = {}
-        pending = [_Running(index, jobs[index]) for index in todo]
-
-        def finish(item: _Running, result: FileResult, remaining: tuple = ()) -> None:
-            del running[item.index]
-            if item.workdir:  # what the worker wrote must not fill the disk for the next ones
-                shutil.rmtree(item.workdir, ignore_errors=True)
-            if item.earlier:
-                result = _merged(item.earlier, result)
-            if remaining:
-                # the worker died in one kernel: a fresh one compiles the kernels after it
-                resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
-                pending.insert(0, _Running(item.index, resumed, result))
-                return
-            results[item.index] = result
-            if on_done:
-                on_done(result)
-
-        disk_checked = time.monotonic()
-        while pending or running:
-            while pending and len(running) < workers and not any(r.alone for r in running.values()) and (
-                    not pending[0].alone or not running):
-                item = pending.pop(0)
-                running[item.index] = item
-                try:
-                    item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=scratch)
-                except OSError as exc:
-                    finish(item, FileResult(path=item.job.path, error=f"cannot create a temporary folder in "
-                                                                      f"{scratch}: {exc.strerror}"))
-                    continue
-                item.submitted = time.monotonic()
-                zygote.submit(item.index, item.job, max_memory, item.workdir)
-            try:
-                message = _parsed(zygote.messages.get(timeout=_POLL_SECONDS))
-            except queue.Empty:
-                message = None
-            if message and message[0] == "started" and message[1] in running:
-                item = running[message[1]]
-                item.pid = message[2]
-                item.started = item.budget_from = time.monotonic()
-            elif message and message[0] == "exited":
-                for item in list(running.values()):
-                    if item.pid == message[1]:
-                        item.exit_code, item.peak_mib = message[2], message[3] / 1024
-                        finish(item, *_collect(item, timeout, max_memory))
-            elif message and message[0] == "gone" and zygote.started_any:
-                # a user file killed the zygote, its workers' parent: find which one and spare the others
-                for item in list(running.values()):
-                    if item.pid:
-                        _kill_worker(item.pid)
-                    if item.alone:
-                        finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
-                                                                          "process (the worker's parent)"))
-                    else:
-                        del running[item.index]
-                        shutil.rmtree(item.workdir, ignore_errors=True)
-                        pending.insert(0, replace(item, alone=True, pid=None, started=0.0, budget_from=0.0,
-                                                  budgeted=set()))
-                zygote.close()
-                zygote = Zygote(scratch)
-            elif message and message[0] == "gone" or _never_started(running.values(), max(timeout, STARTUP_SECONDS)):
-                reason = zygote.failure(max(timeout, STARTUP_SECONDS))
-                for item in list(running.values()) + pending:
-                    lost = FileResult(path=item.job.path, error=reason)
-                    results[item.index] = _merged(item.earlier, lost) if item.earlier else lost
-                return results
-            now = time.monotonic()
-            for item in running.values():
-                if item.pid and not item.timed_out and now - item.budget_from > timeout and \
-                        not _renewed(item, now, timeout):
-                    item.timed_out = True
-                    _kill_worker(item.pid)
-            if now - disk_checked > _DISK_CHECK_SECONDS:
-                disk_checked = now
-                for item in running.values():
-                    if item.pid and not item.over_disk and _over_disk_limit(item.workdir):
-                        item.over_disk = True
-                        _kill_worker(item.pid)
-        return results
+        return pool.run()
     finally:
         with _signals_held():
             # on every way out (an error, Ctrl-C, SIGTERM): no worker, no descendant, no scratch folder
-            for item in running.values():
+            for item in pool.running.values():
                 if item.pid:
                     _kill_worker(item.pid)
-            release_zygote(scratch, zygote)
+            release_zygote(scratch, pool.zygote)
+
+
+class _Pool:
+    """The workers of one run, from the first fork to the last exit: started while there is room, told
+    about by the zygote, stopped at their limits, and replaced when one dies in a kernel."""
+
+    def __init__(self, scratch: str, zygote: Zygote, pending: list[_Running], workers: int, timeout: float,
+                 max_memory: int, on_done):
+        self.scratch, self.zygote, self.pending = scratch, zygote, pending
+        self.workers, self.timeout, self.max_memory, self.on_done = workers, timeout, max_memory, on_done
+        self.running: dict[int, _Running] = {}
+        self.results: dict[int, FileResult] = {}
+        self.disk_checked = time.monotonic()
+
+    def run(self) -> dict[int, FileResult]:
+        while self.pending or self.running:
+            self.start_pending()
+            try:
+                message = _parsed(self.zygote.messages.get(timeout=_POLL_SECONDS))
+            except queue.Empty:
+                message = None
+            if not self.handle(message):
+                return self.results
+            self.enforce_limits(time.monotonic())
+        return self.results
+
+    def start_pending(self) -> None:
+        while self.pending and len(self.running) < self.workers and not any(
+                r.alone for r in self.running.values()) and (not self.pending[0].alone or not self.running):
+            item = self.pending.pop(0)
+            self.running[item.index] = item
+            try:
+                item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=self.scratch)
+            except OSError as exc:
+                self.finish(item, FileResult(path=item.job.path, error=f"cannot create a temporary folder in "
+                                                                       f"{self.scratch}: {exc.strerror}"))
+                continue
+            item.submitted = time.monotonic()
+            self.zygote.submit(item.index, item.job, self.max_memory, item.workdir)
+
+    def handle(self, message) -> bool:
+        """Act on one zygote message; False when the zygote failed and every result is final."""
+        startup = max(self.timeout, STARTUP_SECONDS)
+        if message and message[0] == "started" and message[1] in self.running:
+            item = self.running[message[1]]
+            item.pid = message[2]
+            item.started = item.budget_from = time.monotonic()
+        elif message and message[0] == "exited":
+            for item in list(self.running.values()):
+                if item.pid == message[1]:
+                    item.exit_code, item.peak_mib = message[2], message[3] / 1024
+                    self.finish(item, *collect(item, self.timeout, self.max_memory))
+        elif message and message[0] == "gone" and self.zygote.started_any:
+            self.zygote_killed()
+        elif message and message[0] == "gone" or _never_started(self.running.values(), startup):
+            reason = self.zygote.failure(startup)
+            for item in list(self.running.values()) + self.pending:
+                lost = FileResult(path=item.job.path, error=reason)
+                self.results[item.index] = merged(item.earlier, lost) if item.earlier else lost
+            return False
+        return True
+
+    def zygote_killed(self) -> None:
+        """A user file killed the zygote, its workers' parent: find which one and spare the others."""
+        for item in list(self.running.values()):
+            if item.pid:
+                _kill_worker(item.pid)
+            if item.alone:
+                self.finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
+                                                                       "process (the worker's parent)"))
+            else:
+                del self.running[item.index]
+                shutil.rmtree(item.workdir, ignore_errors=True)
+                self.pending.insert(0, replace(item, alone=True, pid=None, started=0.0, budget_from=0.0,
+                                               budgeted=set()))
+        self.zygote.close()
+        self.zygote = Zygote(self.scratch)
+
+    def enforce_limits(self, now: float) -> None:
+        for item in self.running.values():
+            if item.pid and not item.timed_out and now - item.budget_from > self.timeout and \
+                    not _renewed(item, now, self.timeout):
+                item.timed_out = True
+                _kill_worker(item.pid)
+        if now - self.disk_checked > _DISK_CHECK_SECONDS:
+            self.disk_checked = now
+            for item in self.running.values():
+                if item.pid and not item.over_disk and _over_disk_limit(item.workdir):
+                    item.over_disk = True
+                    _kill_worker(item.pid)
+
+    def finish(self, item: _Running, result: FileResult, remaining: tuple = ()) -> None:
+        del self.running[item.index]
+        if item.workdir:  # what the worker wrote must not fill the disk for the next ones
+            shutil.rmtree(item.workdir, ignore_errors=True)
+        if item.earlier:
+            result = merged(item.earlier, result)
+        if remaining:
+            # the worker died in one kernel: a fresh one compiles the kernels after it
+            resumed = replace(item.job, skip=tuple(k.name for k in result.kernels))
+            self.pending.insert(0, _Running(item.index, resumed, result))
+            return
+        self.results[item.index] = result
+        if self.on_done:
+            self.on_done(result)
 
 
 def _renewed(item: _Running, now: float, timeout: float) -> bool:
@@ -199,7 +225,7 @@ def _renewed(item: _Running, now: float, timeout: float) -> bool:
     per planned kernel, so the file's own code cannot renew it for ever by writing records."""
     path = os.path.join(item.workdir, "result.pickle")
     planned, current = set(), None
-    for kind, payload in _records(path):
+    for kind, payload in records(path):
         if kind == "plan":
             planned = planned or {name for name in payload if isinstance(name, str)}
         elif kind == "start":
@@ -219,7 +245,7 @@ def _renewed(item: _Running, now: float, timeout: float) -> bool:
 
 
 def _over_disk_limit(folder: str) -> bool:
-    """The worker's folder holds more than `DISK_LIMIT_BYTES`, or more than `_DISK_MAX_ENTRIES` entries."""
+    """The worker's folder holds more than `DISK_LIMIT_BYTES`, or more than `DISK_MAX_ENTRIES` entries."""
     used, entries, stack = 0, 0, [folder]
     while stack:
         try:
@@ -230,7 +256,7 @@ def _over_disk_limit(folder: str) -> bool:
                         stack.append(entry.path)
                     else:
                         used += entry.stat(follow_symlinks=False).st_blocks * 512
-                    if used > DISK_LIMIT_BYTES or entries > _DISK_MAX_ENTRIES:
+                    if used > DISK_LIMIT_BYTES or entries > DISK_MAX_ENTRIES:
                         return True
         except OSError:
             continue  # removed while it was listed
@@ -281,151 +307,3 @@ def _signals_held():
             signal.raise_signal(caught[0])
 
 
-def _merged(earlier: FileResult, later: FileResult) -> FileResult:
-    """The result of a file whose worker was replaced: the first worker's import, both workers' kernels."""
-    return replace(later, kernels=earlier.kernels + later.kernels, notes=earlier.notes,
-                   needs_cases=earlier.needs_cases, warnings=earlier.warnings,
-                   error=earlier.error or later.error,
-                   error_line=earlier.error_line if earlier.error else later.error_line,
-                   peak_rss_mb=max(earlier.peak_rss_mb, later.peak_rss_mb), seconds=earlier.seconds + later.seconds)
-
-
-# the plain types a worker's records are made of, besides tl-inspect's own classes
-_PLAIN_TYPES = {"str", "int", "float", "bool", "complex", "tuple", "list", "dict", "set", "frozenset", "bytes",
-                "bytearray", "NoneType", "slice", "range"}
-# each record's kind and the type of its payload
-_RECORDS = {"import": dict, "notes": list, "needs_cases": dict, "plan": list, "start": str,
-            "kernel": KernelArtifact, "fatal": str, "error": str, "done": dict}
-_FOREIGN = ("foreign", None)  # what ends the records when the file holds data the worker did not write
-
-
-class _ResultUnpickler(pickle.Unpickler):
-    """Builds only tl-inspect's own classes and plain types. The user's code runs in the process that writes
-    the result file and may write into it: unpickling it must never call anything (`os.kill`, `exec`)."""
-
-    def find_class(self, module: str, name: str):
-        if module == "builtins" and name in _PLAIN_TYPES or module.split(".")[0] == "tl_inspect":
-            found = super().find_class(module, name)
-            if isinstance(found, type):
-                return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not part of a worker's result")
-
-
-def _records(path: str) -> Iterable[tuple]:
-    """Every complete record the worker wrote; a record cut short by a crash ends the stream, and data
-    that is no record ends it with `_FOREIGN`."""
-    try:
-        with open(path, "rb") as f:
-            while True:
-                try:
-                    record = _ResultUnpickler(f).load()
-                except EOFError:
-                    return
-                except Exception as exc:  # noqa: BLE001 - whatever the bytes, the parent goes on
-                    truncated = isinstance(exc, pickle.UnpicklingError) and "truncated" in str(exc)
-                    if not truncated:
-                        yield _FOREIGN
-                    return
-                if not (isinstance(record, tuple) and len(record) == 2 and record[0] in _RECORDS
-                        and isinstance(record[1], _RECORDS[record[0]]) and _well_formed(*record)):
-                    yield _FOREIGN
-                    return
-                yield record
-    except FileNotFoundError:
-        return
-
-
-def _well_formed(kind: str, payload) -> bool:
-    if kind == "import":
-        return {"error", "error_line", "warnings"} <= set(payload)
-    if kind == "done":
-        return isinstance(payload.get("dependencies"), tuple)
-    if kind == "kernel":
-        return isinstance(payload.name, str)
-    return True
-
-
-def _collect(item: _Running, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
-    """The worker's result, and the kernels it did not reach because it died in one of them."""
-    job = item.job
-    kernels: list[KernelArtifact] = []
-    notes: list[str] = []
-    needs_cases: tuple = ()
-    warnings: tuple = ()
-    import_error = None
-    error_line = None
-    fatal = None
-    current = None
-    planned: list = []
-    finished = False
-    dependencies: tuple = ()
-    for kind, payload in _records(os.path.join(item.workdir, "result.pickle")):
-        if kind == "import":
-            import_error, error_line, warnings = payload["error"], payload["error_line"], payload["warnings"]
-        elif kind == "notes":
-            notes.extend(payload)
-        elif kind == "needs_cases":
-            needs_cases = tuple((name, tuple(params)) for name, params in payload.items())
-        elif kind == "plan":
-            planned = payload
-        elif kind == "start":
-            current = payload
-        elif kind == "kernel":
-            kernels.append(payload)
-            current = None
-        elif kind == "fatal":
-            fatal = payload
-        elif kind == "error":
-            import_error = import_error or payload
-        elif kind == "done":
-            finished = True
-            dependencies = payload["dependencies"]
-        elif kind == "foreign":
-            fatal = "the file's code wrote into the worker's result file: what came after is lost"
-            finished = True
-    error = fatal.splitlines()[0] if fatal else import_error
-    if error != import_error:
-        error_line = None
-    remaining: tuple = ()
-    if not finished:
-        reason = f"timed out after {timeout:g} s" if item.timed_out else _exit_reason(item.exit_code, item.workdir)
-        if item.over_disk:
-            reason = (f"was stopped: it wrote more than {DISK_LIMIT_BYTES >> 20} MiB (or {_DISK_MAX_ENTRIES} files) "
-                      f"into its temporary folder")
-        if item.peak_mib > 0.9 * max_memory:
-            # allocations failing in C code crash the process instead of raising MemoryError
-            reason += f" at its memory limit of {max_memory} MiB (--max-memory)"
-        reached = {k.name for k in kernels} | {current}
-        remaining = tuple(name for name in planned if name not in reached)
-        if current:
-            kernels.append(KernelArtifact(name=current, file=job.path, line=None, arch=job.arch,
-                                          status="error", error=f"worker {reason} while compiling this kernel"))
-        else:
-            error, error_line = f"worker {reason}" + ("" if kernels else " while importing the module"), None
-            # no kernel to blame, so a fresh worker could die the same way: name what was not inspected
-            kernels += [KernelArtifact(name=name, file=job.path, line=None, arch=job.arch, status="error",
-                                       error=f"not inspected: the worker {reason} before this kernel")
-                        for name in remaining]
-            remaining = ()
-    seconds = time.monotonic() - (item.started or item.submitted)
-    return FileResult(path=job.path, kernels=tuple(kernels), error=error, error_line=error_line, notes=tuple(notes),
-                      needs_cases=needs_cases, warnings=warnings, peak_rss_mb=item.peak_mib, seconds=seconds,
-                      dependencies=dependencies), remaining
-
-
-def _exit_reason(code, workdir: str) -> str:
-    if code == EXIT_CANNOT_WRITE:
-        scratch = os.path.dirname(workdir)
-        try:
-            info = os.statvfs(scratch)
-            full = info.f_bavail * info.f_frsize < 1 << 20
-        except OSError:
-            full = False
-        return f"could not write its files in {scratch}: " + (
-            "the disk is full" if full else "the folder is not writable")
-    if code is not None and code < 0:
-        try:
-            return f"crashed ({signal.Signals(-code).name})"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with status {code}"
