@@ -11,10 +11,10 @@ import types
 import pytest
 
 from conftest import FIXTURES, kernel_named
-from tl_inspect.causes import root
+from tl_inspect.causes import kind_of, root
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.inspector.discovery.factory_calls import module_level_call
-from tl_inspect.inspector.rewrites.primfunc import contiguous_index, reads_fewer_elements
+from tl_inspect.inspector.rewrites.contiguous import contiguous_index, reads_fewer_elements
 from tl_inspect.rules import registered_rules
 
 LENGTHS = os.path.join(FIXTURES, "kernels", "vec_factory_lengths.py")
@@ -141,9 +141,10 @@ def test_interleaved_pairs_whose_halves_would_lose_16_byte_alignment_read_the_sa
     exec(compile(path.read_text(), str(path), "exec"), vars(module))  # noqa: S102 - the test's own file
     cause = dataclasses.replace(root(access.cause), index_line=9, loop_line=8)
     # rows of 1020 fp16 (2040 B): the second half would start 8 bytes off a 16-byte boundary
-    _, change = contiguous_index(module.swiglu(64, 1020), cause)
+    whole_loop = kind_of(cause).loop_pattern
+    _, change = contiguous_index(module.swiglu(64, 1020), cause, whole_loop)
     assert change.startswith("`GU[bx, c]` accessed at lines 9 and 10 instead") and reads_fewer_elements(change)
-    _, change = contiguous_index(module.swiglu(64, 1024), cause)
+    _, change = contiguous_index(module.swiglu(64, 1024), cause, whole_loop)
     assert "`GU[bx, c + 1024]`" in change and not reads_fewer_elements(change)
 
 

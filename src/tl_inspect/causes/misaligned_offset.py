@@ -47,7 +47,8 @@ class MisalignedOffset(CauseKind):
 
     @staticmethod
     def rewrite(func, c: Cause):
-        from tl_inspect.inspector.rewrites.primfunc import reversed_walk, shift_index
+        from tl_inspect.inspector.rewrites.contiguous import reversed_walk
+        from tl_inspect.inspector.rewrites.primfunc import shift_index
 
         # a walk against the lanes stays narrow wherever it starts: its index is proven by other means
         if reversed_walk(func, c):

@@ -4,7 +4,7 @@ the frontend PrimFunc in turn. Runs inside the worker only (it needs tilelang)."
 from __future__ import annotations
 
 from tl_inspect.causes import kind_of
-from tl_inspect.inspector.rewrites.primfunc import contiguous_index
+from tl_inspect.inspector.rewrites.contiguous import contiguous_index
 from tl_inspect.model import Cause
 
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from tl_inspect.causes import kind_of, root
 from tl_inspect.inspector.lowering import hooks
-from tl_inspect.inspector.rewrites import primfunc as rewrites
+from tl_inspect.inspector.rewrites.contiguous import reads_fewer_elements
 from tl_inspect.inspector.processes.errors import message_of, printable
 from tl_inspect.model import KernelArtifact, KernelTiming, Measured, Verdict
 
@@ -83,7 +83,7 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
     case = dict(artifact.case)
     costly = {id(a): a.proof.change for a in artifact.accesses if a.verdict == Verdict.COSTLY and a.proof is not None}
     changes = list(dict.fromkeys(change for change in costly.values() if change in variants))
-    outcome: dict = {change: FEWER_BYTES for change in changes if rewrites.reads_fewer_elements(change)}
+    outcome: dict = {change: FEWER_BYTES for change in changes if reads_fewer_elements(change)}
     changes = [change for change in changes if change not in outcome]
     original = original_kernel = None
     for change in changes:
