@@ -9,7 +9,7 @@ import os
 import pytest
 
 from conftest import FIXTURES, kernel_named
-from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.render import render
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.model import VERDICTS, KernelReport
 from tl_inspect.rules import find_rule, owner_of, registered_rules
@@ -186,11 +186,11 @@ def test_suppressing_a_rule_hides_only_its_finding(inspected, tmp_path):
 def test_indices_render_as_written():
     bx, i, n = ("var", "bx"), ("var", "i"), ("var", "N")
     index = ("add", ("add", ("mul", bx, ("int", 1024)), i), ("int", 1))
-    assert ir.render(index) == "bx * 1024 + i + 1"
-    assert ir.render(("lt", index, n)) == "bx * 1024 + i + 1 < N"
-    assert ir.render(("mul", bx, ("floordiv", i, ("int", 2)))) == "bx * (i // 2)"
-    assert ir.render(("sub", n, ("add", i, ("int", 1)))) == "N - (i + 1)"
-    assert ir.render(("cast", "int64", ("add", i, n))) == "i + N"
+    assert render(index) == "bx * 1024 + i + 1"
+    assert render(("lt", index, n)) == "bx * 1024 + i + 1 < N"
+    assert render(("mul", bx, ("floordiv", i, ("int", 2)))) == "bx * (i // 2)"
+    assert render(("sub", n, ("add", i, ("int", 1)))) == "N - (i + 1)"
+    assert render(("cast", "int64", ("add", i, n))) == "i + N"
 
 
 def test_every_cause_kind_has_exactly_one_owner():

@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.evaluate import evaluate
+
+from tl_inspect.tir.render import render, render_access
 from tl_inspect.tir.indexing import RUNTIME_VALUE, affine, coefficient
 from tl_inspect.model import STAGE_VECTORIZE
 
@@ -81,7 +85,7 @@ def advances(indices, var: str, extent: int, env: dict) -> bool:
     points = []
     for index in indices:
         try:
-            points.append(np.broadcast_to(ir.evaluate(index, env, default=RUNTIME_VALUE), (extent,)))
+            points.append(np.broadcast_to(evaluate(index, env, default=RUNTIME_VALUE), (extent,)))
         except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
             poly = affine(index)
             return poly is None or bool(coefficient(poly, var))
@@ -111,7 +115,7 @@ def find_collision(loops, indices, conditions) -> Collision | None:
     env = {var: axis.ravel() for var, axis in zip(loop_vars, axes)}
     points = math.prod(box)
     try:
-        keys = np.stack([np.broadcast_to(ir.evaluate(i, env, default=0), (points,)) for i in indices], axis=1)
+        keys = np.stack([np.broadcast_to(evaluate(i, env, default=0), (points,)) for i in indices], axis=1)
         keep = _condition_mask(conditions, env, points)
     except (ValueError, FloatingPointError):
         return None
@@ -158,7 +162,7 @@ class LoweredStores:
 
     def texts(self) -> list:
         """Each lowered store as TIR text, for the evidence."""
-        return [f"{ir.render_access(s.buffer, s.indices)} = {ir.render(s.value)}" for s, _ in self.stores]
+        return [f"{render_access(s.buffer, s.indices)} = {render(s.value)}" for s, _ in self.stores]
 
     def race(self):
         """(thread a, thread b) that store to one address, False when none does, None when unknown."""
@@ -250,7 +254,7 @@ def _condition_mask(conditions, env: dict, rows: int):
     keep = np.ones(rows, dtype=bool)
     for condition in conditions:
         if _computable(condition):
-            keep &= np.broadcast_to(ir.evaluate(condition, env, default=0), (rows,)).astype(bool)
+            keep &= np.broadcast_to(evaluate(condition, env, default=0), (rows,)).astype(bool)
     return keep
 
 
@@ -260,12 +264,12 @@ def _addresses(indices, env: dict, rows: int):
     per_dim = []
     for index in indices:
         if index[0] == "ramp":
-            base = np.broadcast_to(ir.evaluate(index[1], env, default=0), (rows,))
-            stride = np.broadcast_to(ir.evaluate(index[2], env, default=0), (rows,))
+            base = np.broadcast_to(evaluate(index[1], env, default=0), (rows,))
+            stride = np.broadcast_to(evaluate(index[2], env, default=0), (rows,))
             per_dim.append(base[:, None] + stride[:, None] * np.arange(index[3]))
         else:
             value = index[1] if index[0] == "bcast" else index
-            per_dim.append(np.broadcast_to(ir.evaluate(value, env, default=0), (rows,))[:, None])
+            per_dim.append(np.broadcast_to(evaluate(value, env, default=0), (rows,))[:, None])
     lanes = {d.shape[1] for d in per_dim} - {1}
     if len(lanes) > 1:
         return None

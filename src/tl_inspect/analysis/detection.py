@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.render import render, render_access
 from tl_inspect.analysis.collisions import advances
 from tl_inspect.analysis.units import MemRef, Unit, count, product
 from tl_inspect.causes.transposed import THREAD_ORDER
@@ -176,12 +178,12 @@ class UnitPlan:
         # thread indexing, `if idx < N:`)
         written = [*self.unit.predicates, *(cond for store in self.facts.stores if store.line == self.unit.line
                                             for cond in store.conditions)]
-        bounds = {ir.render(side) for pred in written for pair in comparisons(pred) for side in pair}
-        return not any(ir.render(side) in bounds for pair in comparisons(cond) for side in pair[1:])
+        bounds = {render(side) for pred in written for pair in comparisons(pred) for side in pair}
+        return not any(render(side) in bounds for pair in comparisons(cond) for side in pair[1:])
 
     def _tail_cause(self, cond, bound, width: int) -> Cause:
         value = ir.int_value(bound)
-        return Cause("tail-guard", width=width, predicate=ir.render(cond), bound=ir.render(bound),
+        return Cause("tail-guard", width=width, predicate=render(cond), bound=render(bound),
                      bound_value=value, loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "")
 
     def _predicate_causes(self, width: int) -> list:
@@ -204,7 +206,7 @@ class UnitPlan:
         stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + list(self.unit.local_stores)
         extent = dict(self.unit.loops).get(self.inner) or 1
         env = {**self.facts.env(), **{v: 0 for v, _ in self.unit.loops + self.unit.outer}}
-        return [Cause("invariant-store", buffer=buffer, index=ir.render_access(buffer, indices),
+        return [Cause("invariant-store", buffer=buffer, index=render_access(buffer, indices),
                       index_line=self.unit.line,
                       loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner)
                 for buffer, indices in stores if not advances(indices, self.inner, extent, env)]
@@ -291,7 +293,7 @@ class UnitPlan:
             if _misaligned_rows(other, lanes):
                 row = other.shape[-1]
                 cause = Cause("misaligned-rows", width=lanes, buffer=other.buffer, index=other.text, index_line=other.line,
-                              row=ir.render(row) if isinstance(row, tuple) else str(row),
+                              row=render(row) if isinstance(row, tuple) else str(row),
                               row_value=row if isinstance(row, int) else None,
                               loop=self.unit.header, loop_line=self.unit.line)
                 if all(c.row != cause.row for c in rows):

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
 
+from tl_inspect.tir.render import render, render_store
+
 # loops whose first iteration a guard such as `if k > 0:` can single out
 SEQUENTIAL_LOOPS = ("serial", "unrolled", "while")
 
@@ -38,15 +40,15 @@ class BufferAccess:
         """The statement as the user wrote it (`acc[i] += v`, `k * 2`), or the tile operator (`reduce_max`)."""
         stmt = self.stmt
         if self.form in (TARGET, STORE):
-            return ir.render_store(stmt)
+            return render_store(stmt)
         if self.form == CALL:
             return _short(_render_call(stmt.expr))
         if self.form == CONDITION:
-            return _short(ir.render(stmt.cond))
+            return _short(render(stmt.cond))
         if self.form == LOOP_BOUNDS:
             return stmt.var
         if self.form == VALUE:
-            return _short(ir.render(stmt.value))
+            return _short(render(stmt.value))
         if self.form == GEMM:
             return "gemm"
         if self.form == REDUCE:
@@ -167,9 +169,9 @@ def _render_call(expr) -> str:
     """`T.atomic_add(C_shared[tn], v)` for the `tl.atomic_add_elem_op(tl.access_ptr(...), v)` it lowers to."""
     target = expr[0] == "call" and expr[1].startswith("tl.atomic_") and expr[2] and _read_write_pointer(expr[2][0])
     if not target:
-        return ir.render(expr)
+        return render(expr)
     name = expr[1][len("tl."):].removesuffix("_elem_op").removesuffix("_ret")
-    return f"T.{name}({', '.join(ir.render(a) for a in (target,) + expr[2][1:])})"
+    return f"T.{name}({', '.join(render(a) for a in (target,) + expr[2][1:])})"
 
 
 def _read_write_pointer(expr):

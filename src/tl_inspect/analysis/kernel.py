@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import initialization
 from tl_inspect.analysis.statements import Store, tile_op_of
-from tl_inspect.analysis.units import Unit, UnitBuilder, int_or_none
+from tl_inspect.analysis.units import UnitBuilder, int_or_none
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, STAGE_VECTORIZE, KernelArtifact
 
 # the frontend function of a kernel without one (it failed before the frontend snapshot): no

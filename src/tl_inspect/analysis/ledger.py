@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.render import render
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, KernelArtifact, Ledger
 
 
@@ -72,7 +74,7 @@ def account(kernel: KernelArtifact, workload=None) -> Ledger | None:
     if func is None:
         return None
     blocks = grid_blocks(func)
-    grid = " x ".join(ir.render(e) for e in _block_extents(func)) or "1"
+    grid = " x ".join(render(e) for e in _block_extents(func)) or "1"
 
     working, guard = _working_threads(func, threads)
     variables = _thread_vars(func)
@@ -221,7 +223,7 @@ def _working_threads(func, threads: int) -> tuple:
 
 def _render(cond, variables: dict) -> str:
     """The condition as the CUDA reads it: `threadIdx.x < 32`, not the TIR variable `tx`."""
-    text = ir.render(cond)
+    text = render(cond)
     for var, (tag, _) in variables.items():
         text = re.sub(rf"\b{re.escape(var)}\b", tag, text)
     return text

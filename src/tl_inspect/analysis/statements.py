@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
 
+from tl_inspect.tir.render import render_store
+
 # `T.reduce_*` lowers to tl.tileop.reduce(src, dst, type, dim, clear)
 _REDUCE_TYPE_ARG, _REDUCE_DIM_ARG, _REDUCE_CLEAR_ARG = 2, 3, 4
 # index of `clear_accum` among the 13 positional slots every gemm tile operator starts with
@@ -55,7 +57,7 @@ class Store:
     @property
     def text(self) -> str:
         """`O[i] += X[i, j]`, as the user wrote it."""
-        return ir.render_store(self.stmt)
+        return render_store(self.stmt)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.render import render
 from tl_inspect.tir.indexing import Grid, flatten, opaque_loads, select_conds
 
 
@@ -162,7 +164,7 @@ class UnitBuilder:
                 parts.local_stores.append((buffer, indices))
             return
         dtype = info.dtype if info else "float32"
-        text = f"{buffer}[{', '.join(ir.render(i) for i in indices)}]"
+        text = f"{buffer}[{', '.join(render(i) for i in indices)}]"
         parts.refs.append(_memref(kind, buffer, scope, dtype, line, text, indices, info))
 
     def _copy_unit(self, stmt: ir.Eval, outer: tuple) -> Unit | None:
@@ -246,8 +248,8 @@ def _weighed(ref: MemRef, grid: Grid, loops: tuple, outer: tuple) -> MemRef:
 
 def region_text(base, extent) -> str:
     if extent == 1:
-        return ir.render(base)
-    start = ir.render(base)
+        return render(base)
+    start = render(base)
     return f"{start}:{start} + {extent}" if start != "0" else f"0:{extent}"
 
 

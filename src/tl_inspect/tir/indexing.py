@@ -13,6 +13,10 @@ import numpy as np
 
 from tl_inspect.tir import nodes as ir
 
+from tl_inspect.tir.evaluate import evaluate
+
+from tl_inspect.tir.render import render
+
 # footprints are enumerated over at most this many index points; outer loops are cut first
 ENUMERATION_LIMIT = 1 << 20
 # a run-time length (`T.dynamic("N")`, a scalar argument) takes this value when an index is evaluated
@@ -127,7 +131,7 @@ def opaque_loads(expr) -> tuple:
     if not isinstance(expr, tuple) or not expr or expr[0] in ("int", "float", "var", "other"):
         return expr, frozenset()
     if expr[0] == "load":
-        return ("var", ir.render(expr)), frozenset().union(*(ir.vars_of(i) for i in expr[2]))
+        return ("var", render(expr)), frozenset().union(*(ir.vars_of(i) for i in expr[2]))
     gathered: frozenset = frozenset()
     parts = []
     for item in expr:
@@ -164,7 +168,7 @@ class Grid:
 
     def footprint(self, flat) -> np.ndarray | None:
         try:
-            values = ir.evaluate(flat, self.env, default=RUNTIME_VALUE)
+            values = evaluate(flat, self.env, default=RUNTIME_VALUE)
         except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
             return None
         return np.unique(np.asarray(values, dtype=np.int64).ravel())

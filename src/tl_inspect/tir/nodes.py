@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-import numpy as np
 
 Expr = tuple
 
@@ -27,9 +26,6 @@ BINARY_OPS = frozenset(
      "eq", "ne", "lt", "le", "gt", "ge", "and", "or"}
 )
 INTEGER_DTYPES = ("int", "uint")
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "floormod": "%",
-            "mod": "%", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-            "and": "and", "or": "or"}
 
 
 @dataclass(frozen=True)
@@ -217,64 +213,6 @@ def int_value(expr) -> int | None:
     return expr[1] if isinstance(expr, tuple) and expr and expr[0] == "int" else None
 
 
-def render(expr) -> str:
-    """An expression as the user would write it (`bx * 1024 + i + 1`, parentheses only where needed):
-    the one renderer of every message and every piece of evidence."""
-    head = expr[0]
-    if head == "var":
-        return expr[1]
-    if head == "int":
-        return str(expr[1])
-    if head == "float":
-        return str(int(expr[1])) if float(expr[1]).is_integer() else repr(expr[1])
-    if head == "load":
-        return render_access(expr[1], expr[2])
-    if head == "ramp":
-        base = render(expr[1])
-        return f"{base}:{base} + {expr[3]}" if int_value(expr[2]) == 1 else (
-            f"T.Ramp({base}, {render(expr[2])}, {expr[3]})")
-    if head == "bcast":
-        return f"T.Broadcast({render(expr[1])}, {expr[2]})"
-    if head == "cast":
-        # index arithmetic is widened to int64 by lowering: the user never wrote those casts
-        return render(expr[2]) if expr[1].startswith(INTEGER_DTYPES) else f"T.Cast({expr[1]!r}, {render(expr[2])})"
-    if head == "select":
-        return f"T.if_then_else({render(expr[1])}, {render(expr[2])}, {render(expr[3])})"
-    if head == "call":
-        return f"{expr[1]}({', '.join(render(a) for a in expr[2])})"
-    if head == "not":
-        return f"not {_operand(expr[1], _PRECEDENCE['not'])}"
-    if head in ("min", "max"):
-        return f"T.{head}({render(expr[1])}, {render(expr[2])})"
-    if head in _SYMBOLS:
-        level = _PRECEDENCE[head]
-        left = _operand(expr[1], level)
-        # at equal precedence the right operand keeps its parentheses unless regrouping cannot change
-        # the value: a + (b - c) == a + b - c, a * (b * c) == a * b * c, but a * (b // c) != a * b // c
-        right_head = uncast(expr[2], INTEGER_DTYPES)[0]
-        regroupable = right_head == head and head in ("add", "mul", "and", "or") or (
-            head == "add" and right_head == "sub")
-        right = render(expr[2])
-        if _PRECEDENCE.get(right_head, 99) < level or (_PRECEDENCE.get(right_head) == level and not regroupable):
-            right = f"({right})"
-        return f"{left} {_SYMBOLS[head]} {right}"
-    return str(expr[1])
-
-
-def render_access(buffer: str, indices) -> str:
-    """`buf[i, j]`: an element of a buffer as the user would index it."""
-    return f"{buffer}[{', '.join(render(i) for i in indices)}]"
-
-
-_PRECEDENCE = {"or": 1, "and": 2, "not": 3, "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4,
-               "add": 5, "sub": 5, "mul": 6, "div": 6, "floordiv": 6, "floormod": 6, "mod": 6}
-
-
-def _operand(expr, level: int) -> str:
-    text = render(expr)
-    return f"({text})" if _PRECEDENCE.get(uncast(expr, INTEGER_DTYPES)[0], 99) < level else text
-
-
 def uncast(expr, dtypes: tuple = ("",)):
     """`expr` without the casts around it, of every dtype or only of those starting with `dtypes`."""
     while expr[0] == "cast" and expr[1].startswith(dtypes):
@@ -298,64 +236,6 @@ def dtype_lanes(dtype: str) -> int:
 
 def element_dtype(dtype: str) -> str:
     return dtype.split("x")[0]
-
-
-def _trunc_div(a, b):
-    quotient = np.abs(a) // np.abs(b)
-    return np.where((np.asarray(a) >= 0) == (np.asarray(b) > 0), quotient, -quotient)
-
-
-_OPS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide, "floormod": np.mod,
-    "div": _trunc_div, "mod": lambda a, b: a - b * _trunc_div(a, b), "min": np.minimum, "max": np.maximum,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-    "ge": np.greater_equal, "and": np.logical_and, "or": np.logical_or,
-}
-
-
-def evaluate(expr, env: dict, default=None):
-    """Integer value of an index expression, its variables bound in `env` to ints or numpy arrays
-    (arrays evaluate every point at once). An unbound variable takes `default`, or raises KeyError
-    when there is none; an expression with a load or another call raises ValueError."""
-    head = expr[0]
-    if head == "int":
-        return expr[1]
-    if head == "var":
-        if expr[1] not in env and default is None:
-            raise KeyError(expr[1])
-        return env.get(expr[1], default)
-    if head == "cast":
-        return evaluate(expr[2], env, default)
-    if head == "select" or (head == "call" and expr[1] == "tirx.if_then_else" and len(expr[2]) == 3):
-        cond, then, orelse = expr[1:4] if head == "select" else expr[2]
-        return np.where(evaluate(cond, env, default), evaluate(then, env, default),
-                        evaluate(orelse, env, default))
-    if head == "not":
-        return np.logical_not(evaluate(expr[1], env, default))
-    if head in _OPS:
-        with np.errstate(divide="raise"):
-            return _OPS[head](evaluate(expr[1], env, default), evaluate(expr[2], env, default))
-    raise ValueError(f"cannot evaluate {render(expr)}")
-
-
-def substitute(expr, env: dict):
-    """`expr` with every ("var", name) whose name is in `env` replaced by `env[name]`."""
-    if not isinstance(expr, tuple) or not expr:
-        return expr
-    head = expr[0]
-    if head == "var":
-        return env.get(expr[1], expr)
-    if head in ("int", "float", "other"):
-        return expr
-    out = [head]
-    for item in expr[1:]:
-        if isinstance(item, tuple) and item and isinstance(item[0], str):
-            out.append(substitute(item, env))
-        elif isinstance(item, tuple):
-            out.append(tuple(substitute(sub, env) for sub in item))
-        else:
-            out.append(item)
-    return tuple(out)
 
 
 # access modes of a `tl.region(buf[start], access, *extents)` argument of a tile operator
@@ -387,15 +267,3 @@ def regions(expr) -> list:
             load, access = arg[2][0], int_value(arg[2][1])
             out.append(Region(buffer=load[1], start=load[2], extents=tuple(arg[2][2:]), access=access))
     return out
-
-
-def render_store(store: Store, limit: int = 90) -> str:
-    """`O[i] += X[i, j]` for an accumulation, `m[i] = T.max(m[i], x[i, j])` for any other store."""
-    target = render_access(store.buffer, store.indices)
-    value = store.value
-    text = f"{target} = {render(value)}"
-    if value[0] == "add":
-        for own, other in ((value[1], value[2]), (value[2], value[1])):
-            if own[0] == "load" and own[1] == store.buffer and own[2] == store.indices:
-                text = f"{target} += {render(other)}"
-    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -18,6 +18,10 @@ import re
 import numpy as np
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.evaluate import evaluate, substitute
+
+from tl_inspect.tir.render import render
 from tl_inspect.tir.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
 from tl_inspect.model import Access
 
@@ -73,7 +77,7 @@ class DeviceFunc:
         env = {**{v: 0 for v in self.block_vars}, **self.warp}
         lanes = len(next(iter(self.warp.values())))
         try:
-            first = np.broadcast_to(ir.evaluate(flat, env, default=0), (lanes,)) * ir.dtype_bits(dtype) // 8
+            first = np.broadcast_to(evaluate(flat, env, default=0), (lanes,)) * ir.dtype_bits(dtype) // 8
         except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
             return 0, 0
         size = max(1, access_bits // 8)
@@ -86,10 +90,10 @@ class DeviceFunc:
         """`expr` with `let`-bound names replaced by their values (a few levels deep), and every launch
         of a thread index named as its first."""
         if self.aliases and ir.vars_of(expr) & self.aliases.keys():
-            expr = ir.substitute(expr, {alias: ("var", first) for alias, first in self.aliases.items()})
+            expr = substitute(expr, {alias: ("var", first) for alias, first in self.aliases.items()})
         if depth > 6 or not self.lets or not (ir.vars_of(expr) & self.lets.keys()):
             return expr
-        return self.resolve(ir.substitute(expr, self.lets), depth + 1)
+        return self.resolve(substitute(expr, self.lets), depth + 1)
 
     def address(self, buffer: str, indices: tuple):
         """The flat element index of an access's first lane; None when it is loaded per thread (a
@@ -118,7 +122,7 @@ class DeviceFunc:
             shape[k] = extent
             env[var] = np.arange(extent, dtype=np.int64).reshape(shape)
         try:
-            starts = np.unique(np.asarray(ir.evaluate(flat, env, default=0), dtype=np.int64).ravel())
+            starts = np.unique(np.asarray(evaluate(flat, env, default=0), dtype=np.int64).ravel())
         except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
             return 0
         elements = np.unique((starts[:, None] + np.arange(lanes)).ravel())
@@ -141,7 +145,7 @@ class DeviceFunc:
         env = {self.lane_var: np.array([0, 1], dtype=np.int64)}
         env.update({v: 0 for v in self.block_vars})
         try:
-            values = np.broadcast_to(ir.evaluate(flat, env, default=0), (2,))
+            values = np.broadcast_to(evaluate(flat, env, default=0), (2,))
         except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
             return None
         return abs(int(values[1]) - int(values[0])) * ir.dtype_bits(dtype) // 8
@@ -246,7 +250,7 @@ def _call_access(dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dic
         request, sectors = dev.sectors(flat, dtype, elements * ir.dtype_bits(dtype))
         return Access(kind="load", buffer=source[0], dtype=dtype, lanes=elements, line=line,
                       request_bytes=request, sectors=sectors,
-                      cuda_lines=lines_naming(source[0], line), index=ir.render(source[1]), via="cp.async",
+                      cuda_lines=lines_naming(source[0], line), index=render(source[1]), via="cp.async",
                       lane_stride_bytes=dev.lane_stride(flat, dtype),
                       elements_per_thread=elements * trips,
                       block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8)
@@ -318,7 +322,7 @@ def _access(dev: DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, t
     readers = 1 if stride == 0 else dev.threads
     return Access(
         kind=kind, buffer=buffer, dtype=element, lanes=lanes, line=line, request_bytes=request, sectors=sectors,
-        cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
+        cuda_lines=lines_naming(buffer, line), index=", ".join(render(i) for i in indices),
         lane_stride_bytes=stride, elements_per_thread=elements,
         block_bytes=min(elements * readers, dev.size(buffer)) * ir.dtype_bits(element) // 8, guard=guard,
         thread_run_bytes=dev.thread_run(flat, element, lanes, loops),

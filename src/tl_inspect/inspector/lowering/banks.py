@@ -13,6 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.evaluate import evaluate
+
+from tl_inspect.tir.render import render
 from tl_inspect.inspector.lowering.accesses import WARP_SIZE, DeviceFunc, LinesNaming
 from tl_inspect.model import SharedAccess
 
@@ -56,12 +60,12 @@ def _request(dev: DeviceFunc, kind: str, buffer: str, indices, dtype: str, line,
     env = {**{v: 0 for v in dev.block_vars}, **dev.warp}
     lanes = len(next(iter(dev.warp.values())))
     try:
-        starts = np.broadcast_to(ir.evaluate(flat, env, default=0), (lanes,)) * ir.dtype_bits(element) // 8
+        starts = np.broadcast_to(evaluate(flat, env, default=0), (lanes,)) * ir.dtype_bits(element) // 8
     except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
         return None
     passes, phases, worst = wavefronts([int(s) for s in starts], lane_bytes)
     return SharedAccess(kind=kind, buffer=buffer, dtype=element, bits=lane_bytes * 8, line=line,
-                        cuda_lines=lines_naming(buffer, line), index=", ".join(ir.render(i) for i in indices),
+                        cuda_lines=lines_naming(buffer, line), index=", ".join(render(i) for i in indices),
                         lane_stride_bytes=abs(int(starts[1]) - int(starts[0])) if lanes > 1 else 0,
                         wavefronts=passes, phases=phases,
                         banks=tuple((s // WORD_BYTES) % BANKS for s in (int(x) for x in starts)), colliding=worst)

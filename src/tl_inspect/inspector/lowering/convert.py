@@ -12,6 +12,8 @@ from tvm import tirx
 from tvm.tirx.stmt_functor import post_order_visit
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.evaluate import evaluate
 from tl_inspect.tir.indexing import run_length
 from tl_inspect.model import Layout
 
@@ -294,7 +296,7 @@ def _thread_grid(fragment, shape: tuple, limit: int = MAX_GRID_ELEMENTS):
     row_index, col_index = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
     env.update(zip(in_vars, [col_index] if len(shape) == 1 else [row_index, col_index]))
     try:
-        grid = np.broadcast_to(ir.evaluate(expr(fragment.forward_thread), env), (rows, cols))
+        grid = np.broadcast_to(evaluate(expr(fragment.forward_thread), env), (rows, cols))
     except (KeyError, ValueError, FloatingPointError):
         return None
     return tuple(tuple(int(t) for t in row) for row in grid)

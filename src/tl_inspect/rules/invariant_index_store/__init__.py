@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.render import render, render_access, render_store
 from tl_inspect.analysis.collisions import ReadModifyWrite, read_modify_writes
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
@@ -80,7 +82,7 @@ class InvariantIndexStore(Rule):
                 continue
             violation = self._violation(ctx, rmw)
             if violation is not None:
-                evidence = [f"TIR: {ir.render_access(store.buffer, store.indices)} = {ir.render(store.value)}"]
+                evidence = [f"TIR: {render_access(store.buffer, store.indices)} = {render(store.value)}"]
                 evidence += [f"TIR after tl.VectorizeLoop: {text}" for text in rmw.lowered.texts()[:2]]
                 ctx.report(store.stmt.line, violation, evidence=evidence)
                 reported.add(store.stmt.line)
@@ -94,7 +96,7 @@ class InvariantIndexStore(Rule):
         store, lowered = rmw.store, rmw.lowered
         scope = ctx.facts.func.scope_of(store.buffer)
         resolved = ir.Store(store.buffer, store.indices, store.value, store.stmt.dtype, store.stmt.line)
-        where = (ir.render_store(resolved), rmw.collision.variables, rmw.collision.per_element, scope, store.buffer)
+        where = (render_store(resolved), rmw.collision.variables, rmw.collision.per_element, scope, store.buffer)
         if scope in SHARED_OR_GLOBAL:
             race = lowered.race()
             if race is False and not rmw.advances:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.render import render
 from tl_inspect.analysis import initialization as access
 from tl_inspect.analysis.kernel import SHARED_SCOPES
 from tl_inspect.fixes import fix_from
@@ -269,7 +271,7 @@ def _declared(line: int | None) -> str:
 
 def _render_stmt(stmt) -> str:
     if isinstance(stmt, ir.Store):
-        return f"{stmt.buffer}[{', '.join(ir.render(i) for i in stmt.indices)}] = {ir.render(stmt.value)}"
+        return f"{stmt.buffer}[{', '.join(render(i) for i in stmt.indices)}] = {render(stmt.value)}"
     if isinstance(stmt, ir.Eval):
-        return ir.render(stmt.expr)
+        return render(stmt.expr)
     return type(stmt).__name__

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.render import render
 from tl_inspect.fixes import fix_from
 from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
@@ -78,7 +79,7 @@ class PaddedDenominator(Rule):
                 violation = violation.named(ctx.fix_source, line)
             if line and line not in reported:
                 reported.add(line)
-                ctx.report(line, violation, evidence=[f"TIR: {ir.render(site.expr)}"])
+                ctx.report(line, violation, evidence=[f"TIR: {render(site.expr)}"])
 
     def _violation(self, flow: PaddingFlow, source: _Source, site: Division) -> Violation | None:
         sums = tuple(sorted(flow.sums_read(site.numerator)))
@@ -90,7 +91,7 @@ class PaddedDenominator(Rule):
                     if padding.padded == site.length and padding.true != site.length:
                         return DividedByPaddedLength(sums, site.length, padding)
         if site.rounded_up:
-            return DividedByRoundedUpLength(sums, source.denominator_text(site.line) or ir.render(site.denominator))
+            return DividedByRoundedUpLength(sums, source.denominator_text(site.line) or render(site.denominator))
         reason = source.padded_denominator(site.line)
         return DividedByPaddedName(sums, reason) if reason else None
 

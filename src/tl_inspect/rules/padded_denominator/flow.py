@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.evaluate import evaluate, substitute
+
+from tl_inspect.tir.render import render
 from tl_inspect.tir.indexing import affine, coefficient, select_conds
 
 SUM_REDUCTIONS = ("sum", "abssum")
@@ -60,7 +64,7 @@ class PaddingFlow:
             extents = _extents(ancestors)
             if isinstance(stmt, ir.Let):
                 self._divisions(stmt.value, stmt.line)
-                self.lets[stmt.var] = ir.substitute(stmt.value, self.lets)
+                self.lets[stmt.var] = substitute(stmt.value, self.lets)
             elif isinstance(stmt, ir.Store):
                 self._divisions(stmt.value, stmt.line)
                 self._store(stmt, ancestors, extents)
@@ -75,9 +79,9 @@ class PaddingFlow:
     # -- statements
 
     def _store(self, stmt: ir.Store, ancestors, extents: dict) -> None:
-        value = ir.substitute(stmt.value, self.lets)
-        indices = tuple(ir.substitute(i, self.lets) for i in stmt.indices)
-        conditions = [ir.substitute(a.cond, self.lets) for a in ancestors if isinstance(a, ir.If)]
+        value = substitute(stmt.value, self.lets)
+        indices = tuple(substitute(i, self.lets) for i in stmt.indices)
+        conditions = [substitute(a.cond, self.lets) for a in ancestors if isinstance(a, ir.If)]
         conditions += select_conds(value)
         masks = [m for c in conditions for m in _masks(c, extents, _in_block(extents, ancestors))]
         loads = ir.loads_of(value)
@@ -162,7 +166,7 @@ class PaddingFlow:
         for node in ir.subexprs(expr):
             if node[0] not in ("div", "mul"):
                 continue
-            sides = [ir.substitute(side, self.lets) for side in node[1:3]]
+            sides = [substitute(side, self.lets) for side in node[1:3]]
             if node[0] == "div":
                 numerator, denominator = sides
             elif node[0] == "mul" and (_reciprocal(sides[0]) or _reciprocal(sides[1])):
@@ -213,7 +217,7 @@ def _masks(cond, extents: dict, block_vars: set) -> list:
     out = []
     for var in loop_vars & block_vars:
         lengths = {extents[var], span}
-        paddings = {Padding(n, true, ir.render(limit)) for n in lengths if n and (true is None or true < n)}
+        paddings = {Padding(n, true, render(limit)) for n in lengths if n and (true is None or true < n)}
         if paddings:
             out.append((var, paddings))
     return out
@@ -229,7 +233,7 @@ def _out_of_bounds(start, extent, size, extents: dict) -> set:
     true = size if isinstance(size, int) else None
     if true is not None and reach <= true:
         return set()
-    limit = "" if true is not None else ir.render(size)
+    limit = "" if true is not None else render(size)
     return {Padding(n, true, limit) for n in {length, reach} if true is None or true < n}
 
 
@@ -239,7 +243,7 @@ def _span(index, extents: dict) -> int | None:
     if any(extents.get(v) is None for v in variables):
         return None
     try:
-        top = int(ir.evaluate(index, {v: 0 for v in variables}))
+        top = int(evaluate(index, {v: 0 for v in variables}))
     except (KeyError, ValueError, FloatingPointError):
         return None
     poly = affine(index)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
+
+from tl_inspect.tir.render import render
 from tl_inspect.analysis.statements import AtomicAdd
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
@@ -85,4 +87,4 @@ class WholeBufferAtomicRule(Rule):
             if value is None or not ir.vars_of(facts.resolve(value)) & threads:
                 continue
             name = op.op.replace("atomic", "atomic_", 1) if not op.op.startswith("atomic_") else op.op
-            ctx.report(op.line, WholeBufferAtomic(name, op.regions[0].buffer, ir.render(value), facts.thread_count))
+            ctx.report(op.line, WholeBufferAtomic(name, op.regions[0].buffer, render(value), facts.thread_count))
