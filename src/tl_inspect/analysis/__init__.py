@@ -8,9 +8,10 @@
 * `initialization`: the def-use walk, which buffers each statement reads, accumulates into or writes;
 * `units`: the units the compiler vectorizes together (`T.Parallel` nests, `T.copy` regions,
   per-thread statements), with the bits each global access moves per block;
-* `causes`: why one global access is narrower or less coalesced than its footprint allows, as
+* `detection`: why one global access is narrower or less coalesced than its footprint allows, as
   structured `Cause` values of the kinds `tl_inspect.causes` declares, never prose;
 * `cost`: what an access costs on an H200, from the measured table, and its weight in the kernel;
+* `estimate`: the launch's time against its floor, and what each fix gains it;
 * `verdicts`: one verdict per global access;
 * `proofs`: `unproven` verdicts made `costly` where a kernel rebuilt without the cause shows the access
   improve (the inspector rebuilds it; the analysis only compares);

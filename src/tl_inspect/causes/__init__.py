@@ -5,8 +5,8 @@ it), and that change as a proof rebuilds the kernel with it.
 
 Detection is the analysis' (`tl_inspect.analysis.detection.UnitPlan`), which makes `tl_inspect.model.Cause`
 values of these kinds; which rule reports a kind is the rule's own declaration (`reports_causes`).
-Nothing here imports tilelang at module level: a rewrite imports the inspector's TVM builders when
-it runs, in the worker.
+Nothing here imports tilelang at module level: a cause names the rewrite that removes it, and imports
+it from `tl_inspect.inspector.rewrites` (which knows nothing of causes) when it runs, in the worker.
 """
 
 from __future__ import annotations
