@@ -18,6 +18,7 @@ import time
 from datetime import datetime, timezone
 
 from tl_inspect.gpu import cost_table
+from tl_inspect.gpu.arch import normalised
 from tl_inspect.gpu.calibration import fit
 from tl_inspect.gpu.calibration.suite import RATIO, cases
 
@@ -30,7 +31,7 @@ def local_gpu() -> tuple:
     if not gpus:
         raise NoGpu("calibrate: a CUDA GPU is needed to time the calibration suite, and none is here")
     name, capability = gpus[0]
-    arch = "sm_" + capability.replace(".", "")
+    arch = normalised(capability)
     reason = missing_gpu(arch)
     if reason:
         raise NoGpu(f"calibrate: {reason}")

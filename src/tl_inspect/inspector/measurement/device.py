@@ -11,6 +11,8 @@ import tempfile
 import time
 from contextlib import contextmanager
 
+from tl_inspect.gpu.arch import normalised
+
 
 def _gpus() -> list:
     """[(name, compute capability "9.0"), ...] of this machine's CUDA devices, as the driver lists them."""
@@ -28,11 +30,10 @@ def gpu_names() -> list:
 
 def missing_gpu(arch: str) -> str | None:
     """Why kernels for `arch` cannot run here (one line), or None: a CUDA device of that arch and nvcc."""
-    wanted = arch.removeprefix("sm_").rstrip("a")
     gpus = _gpus()
     if not gpus:
         return f"a CUDA GPU of arch {arch} is needed to run kernels, and none is here"
-    if not any(cap.replace(".", "") == wanted for _, cap in gpus):
+    if not any(normalised(cap) == normalised(arch) for _, cap in gpus):
         names = ", ".join(f"{name} (sm_{cap.replace('.', '')})" for name, cap in gpus)
         return f"a CUDA GPU of arch {arch} is needed to run kernels; this machine has {names} (try --arch)"
     if shutil.which("nvcc") is None:
