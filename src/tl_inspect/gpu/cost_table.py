@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from importlib import resources
 
+from tl_inspect.files.cache_dir import cache_dir
+
 SHIPPED = "shipped"
 
 # name -> what the term is, in the units the cost model uses it in
@@ -124,8 +126,6 @@ def shipped() -> CostTable:
 
 
 def table_dir() -> str:
-    from tl_inspect.inspector.processes.cache import cache_dir
-
     return os.path.join(cache_dir(), "cost")
 
 
