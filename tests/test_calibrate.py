@@ -15,7 +15,7 @@ from tests.conftest import run_cli
 from tl_inspect.gpu import cost_table
 from tl_inspect.gpu.calibration import fit
 from tl_inspect.gpu.calibration.suite import RATIO, cases
-from tl_inspect.inspector.measurement.device import gpu_names, missing_gpu
+from tl_inspect.gpu.device import gpu_names, missing_gpu
 
 NO_GPU = missing_gpu("sm_90")
 ADD_ODD = ("fixtures/kernels/vec_all_scalar.py::add_flat_index", "-a", f"N={(1 << 26) + 1}")

@@ -87,7 +87,7 @@ class Settings:
         """The table estimates are priced with: `gpu`'s, else the fitted table of a GPU on this machine,
         else the shipped H200 one (tl_inspect.gpu.cost_table.select)."""
         from tl_inspect.gpu.cost_table import CostTableError, select
-        from tl_inspect.inspector.measurement.device import gpu_names
+        from tl_inspect.gpu.device import gpu_names
 
         try:
             return select(self.gpu, local_gpus=gpu_names)
