@@ -15,7 +15,7 @@ from tests.conftest import run_cli
 from tl_inspect.gpu import cost_table
 from tl_inspect.gpu.calibration import fit
 from tl_inspect.gpu.calibration.suite import RATIO, cases
-from tl_inspect.inspector.measurement.device import gpu_names, missing_gpu
+from tl_inspect.gpu.device import gpu_names, missing_gpu
 
 NO_GPU = missing_gpu("sm_90")
 ADD_ODD = ("fixtures/kernels/vec_all_scalar.py::add_flat_index", "-a", f"N={(1 << 26) + 1}")
@@ -148,8 +148,7 @@ def test_the_whole_launchs_terms_are_predicted_by_the_estimates_launch_time(suit
     base = cost_table.shipped()
     for case, bad, good, _ in _launch_cases(suite):
         form, func = (bad, case.bad) if bad is not None else (good, case.good)  # the form the term prices
-        with cost_table.using(base):
-            launch = estimate.total_ns(estimate.launch_parts(form.accesses, form.ledger, form.workload))
+        launch = estimate.total_ns(estimate.launch_parts(form.accesses, form.ledger, form.workload, base))
         assert fit.predicted_ns(form, _bytes(func), base, case.term, base[case.term]) == launch
         doubled = fit.predicted_ns(form, _bytes(func), base, case.term, base[case.term] * 2)
         # more bytes needed in flight or a slower store: longer; more loads in flight or faster memory: shorter

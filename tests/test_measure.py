@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import FIXTURES, run_cli
-from tl_inspect.inspector.measurement.device import NoGpu, missing_gpu
+from tl_inspect.gpu.device import missing_gpu
+from tl_inspect.inspector.measurement.device import NoGpu
 
 NO_GPU = missing_gpu("sm_90")
 needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"--measure: {NO_GPU}")

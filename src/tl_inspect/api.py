@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from tl_inspect._version import __version__
+from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.model import Access, Estimate, Finding, KernelArtifact, KernelReport, Layout, RunResult, Verdict
 
 
@@ -209,7 +210,7 @@ class Report:
         return Group(*run_texts(self.run))
 
 
-def inspect(obj, *, arch: str = "sm_90", select=None, prove: bool = True, measure: bool = False,
+def inspect(obj, *, arch: str = DEFAULT_ARCH, select=None, prove: bool = True, measure: bool = False,
             measure_budget: float = 60.0, gpu: str | None = None, fixes: bool = False, cache: bool = False,
             **factory_args) -> Report:
     """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,

@@ -12,7 +12,8 @@ import os
 import pytest
 
 from tl_inspect.api import Report, inspect
-from tl_inspect.lint.settings import DEFAULT_ARCH, ConfigError, check_arch
+from tl_inspect.gpu.arch import DEFAULT_ARCH
+from tl_inspect.lint.settings import ConfigError, check_arch
 
 
 def pytest_addoption(parser) -> None:

@@ -14,6 +14,7 @@ cause or finding.
 from __future__ import annotations
 
 from tl_inspect.api import Kernel, Report, inspect
+from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.reports.explain import by_change
 from tl_inspect.reports.verdict_text import cause_line, finding_line, kernel_title
 from tl_inspect.files.sources import SourceFiles
@@ -22,7 +23,7 @@ from tl_inspect.wording import plural
 __all__ = ["assert_no_findings", "assert_vectorized"]
 
 
-def assert_vectorized(kernel, min_bits: int = 128, buffers=None, *, arch: str = "sm_90", **factory_args) -> None:
+def assert_vectorized(kernel, min_bits: int = 128, buffers=None, *, arch: str = DEFAULT_ARCH, **factory_args) -> None:
     """Fail when a global access of `buffers` (a name or names; all when None) moves fewer than
     `min_bits` bits per instruction, unless it cannot be wider (verdict `inherent`: a broadcast, a
     gather, an atomic...). `factory_args` call a factory (`assert_vectorized(add, N=4095)`), whose case
@@ -51,7 +52,7 @@ def assert_vectorized(kernel, min_bits: int = 128, buffers=None, *, arch: str = 
         raise AssertionError("\n".join(failures + [_explain_hint(kernels)]))
 
 
-def assert_no_findings(kernel, select=None, *, arch: str = "sm_90", **factory_args) -> None:
+def assert_no_findings(kernel, select=None, *, arch: str = DEFAULT_ARCH, **factory_args) -> None:
     """Fail when the rules `select` names (codes, prefixes or slugs; default: those on by default)
     report anything on the kernel (a factory is called with `factory_args`). The message names each
     kernel or case and gives one line per finding."""

@@ -10,12 +10,14 @@
   per-thread statements), with the bits each global access moves per block;
 * `detection`: why one global access is narrower or less coalesced than its footprint allows, as
   structured `Cause` values of the kinds `tl_inspect.causes` declares, never prose;
-* `cost`: what an access costs on an H200, from the measured table, and its weight in the kernel;
+* `cost`: what an access costs, from the cost table it is given (the H200's ships), and its weight in
+  the kernel;
 * `estimate`: the launch's time against its floor, and what each fix gains it;
 * `verdicts`: one verdict per global access;
 * `proofs`: `unproven` verdicts made `costly` where a kernel rebuilt without the cause shows the access
   improve (the inspector rebuilds it; the analysis only compares);
-* `ledger`: the bytes and FLOPs a launch moves;
-* `pipeline`: `analyse`, judge -> prove -> ledger, the one place that order is written.
+* `ledger`: the bytes and FLOPs a launch moves, against the peaks of its arch (`tl_inspect.gpu.arch`);
+* `pipeline`: `analyse`, judge -> prove -> ledger, the one place that order is written, and the one
+  that takes the run's cost table and hands it to every step that prices.
 Messages are phrased by each cause's kind, from its fields; rules declare which kinds they report.
 """

@@ -1,6 +1,6 @@
 """What a global access costs against its best form, and what one cause costs its kernel.
 
-Each factor is a term of the active cost table (tl_inspect.gpu.cost_table: the H200's ships, from
+Each factor is a term of the run's cost table (tl_inspect.gpu.cost_table: the H200's ships, from
 docs/gpu-impact.md, "Calibration of the cost model"; `tl-inspect calibrate` fits a table for the local
 GPU) and is time on one of the GPU's resources, in units of the time the access's bytes take at full
 memory speed:
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
-from tl_inspect.gpu import cost_table
+from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Access
 
 # a cause whose kernel-level estimate is below this is not worth a default warning
@@ -43,10 +43,10 @@ class Measured:
     term: str = ""  # its name in the cost table (tl_inspect.gpu.cost_table.TERMS)
 
 
-def _term(name: str, what: str, case: str, bound: str = MEMORY, of_what: str = "") -> Measured:
-    """The active table's value of `name`, with the sentence that says what it prices (`of_what`: the
-    bytes the factor is for, when not the access's) and the case `tl-inspect calibrate` measures it on."""
-    factor = cost_table.active()[name]
+def _term(table: CostTable, name: str, what: str, case: str, bound: str = MEMORY, of_what: str = "") -> Measured:
+    """`table`'s value of `name`, with the sentence that says what it prices (`of_what`: the bytes the
+    factor is for, when not the access's) and the case `tl-inspect calibrate` measures it on."""
+    factor = table[name]
     return Measured(factor, f"{what}: {factor:g}x{of_what} ({case})", bound, name)
 
 
@@ -79,31 +79,31 @@ def _term(name: str, what: str, case: str, bound: str = MEMORY, of_what: str = "
 #     4.4 us at 1.6 MB, 96.8 us at 403 MB);
 #   lone_thread_element_ns 18.4, walk_load_ns 65, walk_vector_load_ns 148: a thread's walk on a grid too small
 #     to fill the GPU (docs/gpu-impact.md, "Estimates at a launch's own size").
-def two_bytes_per_thread() -> Measured:
-    return _term("two_bytes_per_thread", "one 16-bit element per thread", "fp16 add, 1 per thread")
+def two_bytes_per_thread(table: CostTable) -> Measured:
+    return _term(table, "two_bytes_per_thread", "one 16-bit element per thread", "fp16 add, 1 per thread")
 
 
-def four_bytes_per_thread() -> Measured:
-    return _term("four_bytes_per_thread", "4 bytes per thread", "fp16 add, 2 per thread")
+def four_bytes_per_thread(table: CostTable) -> Measured:
+    return _term(table, "four_bytes_per_thread", "4 bytes per thread", "fp16 add, 2 per thread")
 
 
-def narrow_coalesced() -> Measured:
-    return _term("narrow_coalesced", "coalesced accesses narrower than 32 bits", "fp16 rows of 1023 added")
+def narrow_coalesced(table: CostTable) -> Measured:
+    return _term(table, "narrow_coalesced", "coalesced accesses narrower than 32 bits", "fp16 rows of 1023 added")
 
 
-def held_narrow_loads(spilled: bool) -> Measured:
+def held_narrow_loads(table: CostTable, spilled: bool) -> Measured:
     if spilled:
-        return _term("held_narrow_loads_spilled", "coalesced narrow loads held in registers, 128 or more per "
+        return _term(table, "held_narrow_loads_spilled", "coalesced narrow loads held in registers, 128 or more per "
                      "thread", "bf16 rows of 4095 reduced, 4 rows per 128 threads")
-    return _term("held_narrow_loads", "coalesced narrow loads held in registers, 32-127 per thread",
+    return _term(table, "held_narrow_loads", "coalesced narrow loads held in registers, 32-127 per thread",
                  "bf16 rows of 4095 reduced; twice the registers of vector loads")
 
 
 HELD_LOADS, SPILLED_LOADS = 32, 128
 
 
-def interleaved_loads() -> Measured:
-    return _term("interleaved_loads", "narrow loads of every other element (interleaved pairs)",
+def interleaved_loads(table: CostTable) -> Measured:
+    return _term(table, "interleaved_loads", "narrow loads of every other element (interleaved pairs)",
                  "SwiGLU over gate/up pairs")
 
 
@@ -111,20 +111,20 @@ def wide_coalesced() -> Measured:
     return Measured(1.0, "coalesced accesses of 32 bits or more: 1x")
 
 
-def staged_half_vector() -> Measured:
-    return _term("staged_half_vector", "one 64-bit load per thread staged before a barrier",
+def staged_half_vector(table: CostTable) -> Measured:
+    return _term(table, "staged_half_vector", "one 64-bit load per thread staged before a barrier",
                  "half the bytes in flight of uint4; a copy through shared memory")
 
 
-def transposed_load() -> Measured:
-    return _term("transposed_load", "loads with lanes a row apart", "a transposing copy")
+def transposed_load(table: CostTable) -> Measured:
+    return _term(table, "transposed_load", "loads with lanes a row apart", "a transposing copy")
 
 
 def bulk_copy() -> Measured:
     return Measured(1.0, "a TMA bulk tensor copy: 1x")
 
 
-def access_cost(access: Access, staged: bool = False, held: bool = False) -> Measured | None:
+def access_cost(access: Access, table: CostTable, staged: bool = False, held: bool = False) -> Measured | None:
     """The access's slowdown against its best form; None when the lane stride is unknown (a gather)
     or zero (every lane reads the same element), where no vector form exists. `staged`: a load whose
     value goes to shared memory, which a barrier then waits for; `held`: one whose value stays in a
@@ -139,61 +139,61 @@ def access_cost(access: Access, staged: bool = False, held: bool = False) -> Mea
     used = access.request_bytes / (access.sectors * SECTOR_BYTES)
     if lanes > 1 and access.sectors >= lanes:  # every lane in a sector of its own
         if access.kind == "store":
-            return _transposed_store(used)
+            return _transposed_store(used, table)
         if access.elements_per_thread >= L1_BOUND_LOADS:
-            return _l1_bound_load(access, lanes)
+            return _l1_bound_load(access, lanes, table)
         if used < 0.5:
-            return transposed_load()
+            return transposed_load(table)
     # using half of each sector or more measured no loss (64-bit fp8 stores two per thread, lanes 16 B
     # apart; loads widened from 8 to 16 bytes a lane in sectors of their own gained nothing): the
     # thread's next access uses the rest
     if used >= 0.5:
         bytes_per_thread = access.elements_per_thread * ir.dtype_bits(access.dtype) // 8
         if bytes_per_thread <= 2:
-            return two_bytes_per_thread()
+            return two_bytes_per_thread(table)
         if bytes_per_thread <= 4:
-            return four_bytes_per_thread()
+            return four_bytes_per_thread(table)
         if access.bits < 32:
-            return _narrow_coalesced(access, held)
+            return _narrow_coalesced(access, table, held)
         if staged and access.kind == "load" and access.bits < 128 and access.elements_per_thread == access.lanes:
-            return staged_half_vector()
+            return staged_half_vector(table)
         return wide_coalesced()
     if access.kind == "store":
-        return _spread_store(access.lane_stride_bytes)
+        return _spread_store(access.lane_stride_bytes, table)
     # the L1 serves the rest of each sector to the thread's next iterations: what is left is the
     # instructions of a narrow access
-    return narrow_coalesced()
+    return narrow_coalesced(table)
 
 
-def _narrow_coalesced(access: Access, held: bool) -> Measured:
+def _narrow_coalesced(access: Access, table: CostTable, held: bool) -> Measured:
     """Narrow loads of every other element need two requests for the sectors one vector would read.
     Narrow loads held in registers need a register per element where a vector packs several: with
     dozens per thread the occupancy halves, and past a hundred the registers run out."""
     if access.kind == "load" and access.lanes == 1 and access.lane_stride_bytes == 2 * ir.dtype_bits(access.dtype) // 8:
-        return interleaved_loads()
+        return interleaved_loads(table)
     if held and access.kind == "load" and access.elements_per_thread >= HELD_LOADS:
-        return held_narrow_loads(spilled=access.elements_per_thread >= SPILLED_LOADS)
-    return narrow_coalesced()
+        return held_narrow_loads(table, spilled=access.elements_per_thread >= SPILLED_LOADS)
+    return narrow_coalesced(table)
 
 
-def _transposed_store(used: float) -> Measured:
+def _transposed_store(used: float, table: CostTable) -> Measured:
     """A store whose lanes each write part of a sector of their own costs in proportion to the part
     left unwritten: the table's factor at 2 bytes of 32, and twice as fast per doubling of the width
     (a 4 -> 8-byte row-per-lane store measured 1.95x faster on the H200)."""
-    at_two_bytes = cost_table.active()["transposed_store"]
+    at_two_bytes = table["transposed_store"]
     factor = round(max(1.0, at_two_bytes * (2 / SECTOR_BYTES) / used), 2)
     return Measured(factor, f"stores with lanes in sectors of their own, {used * SECTOR_BYTES:.0f} of 32 bytes "
                             f"written: {factor}x ({at_two_bytes:g}x at 2 bytes)", MEMORY, "transposed_store")
 
 
-def _l1_bound_load(access: Access, lanes: int) -> Measured:
+def _l1_bound_load(access: Access, lanes: int, table: CostTable) -> Measured:
     """Lanes in lines of their own cost one L1 wavefront per line a warp instruction touches; with
     hundreds of loads per thread the L1, not memory, sets the time (ncu: L1 at 98-100 % of peak)."""
     lines = min(lanes, max(1, -(-lanes * min(access.lane_stride_bytes, LINE_BYTES) // LINE_BYTES)))
     per_wavefront = access.request_bytes / lines
     if per_wavefront >= VECTOR_BYTES:
-        return vector_row_walk()
-    factor = round(max(1.0, cost_table.active()["l1_bytes_per_wavefront"] / per_wavefront), 2)
+        return vector_row_walk(table)
+    factor = round(max(1.0, table["l1_bytes_per_wavefront"] / per_wavefront), 2)
     return Measured(factor, f"{access.elements_per_thread} loads per thread with lanes in {lines} lines of their "
                             f"own, {per_wavefront:g} B per L1 wavefront: {factor}x (L1-bound; a bf16 row walk)",
                     L1, "l1_bytes_per_wavefront")
@@ -202,18 +202,18 @@ def _l1_bound_load(access: Access, lanes: int) -> Measured:
 VECTOR_BYTES = 16
 
 
-def vector_row_walk() -> Measured:
-    return _term("vector_row_walk", "a thread walking its own row with 16-byte loads", "bf16 rows of 256", L1)
+def vector_row_walk(table: CostTable) -> Measured:
+    return _term(table, "vector_row_walk", "a thread walking its own row with 16-byte loads", "bf16 rows of 256", L1)
 
 
-def lone_walk_cost(bits: int, dtype: str) -> Measured:
+def lone_walk_cost(bits: int, dtype: str, table: CostTable) -> Measured:
     """A lone thread's walk against the row spread over the block's threads, as measured with 32-bit
     and with 128-bit loads of fp32 (the lone thread waits on each load in turn: wider ones help only so
     much). The walk's time goes by elements, not bytes: 4096 lone rows of 512 took 37.5, 46.2 and 33.6 ns
     an element in fp32, bf16 and fp16, so a 16-bit row loses twice as much per byte."""
     name, what = (("lone_thread_vector_walk", "one thread per block walking its row alone with 128-bit loads")
                   if bits >= 128 else ("lone_thread_walk", "one thread per block walking its row alone"))
-    measured = _term(name, what, "fp32 rows of 16384")
+    measured = _term(table, name, what, "fp32 rows of 16384")
     per_byte = 32 / ir.dtype_bits(dtype)
     if per_byte == 1:
         return measured
@@ -226,11 +226,11 @@ def lone_walk_cost(bits: int, dtype: str) -> Measured:
 SPREAD_STORE_TERMS = ((8, "spread_store_8"), (16, "spread_store_16"), (1 << 62, "spread_store_wide"))
 
 
-def _spread_store(stride: int) -> Measured:
+def _spread_store(stride: int, table: CostTable) -> Measured:
     """Stores whose lanes sit `stride` bytes apart write part of each sector; the partial writes drain
     at a rate set by the stride, whatever the element type."""
     name = next(term for limit, term in SPREAD_STORE_TERMS if stride <= limit)
-    return _term(name, f"stores with lanes {stride} B apart, each thread's elements contiguous",
+    return _term(table, name, f"stores with lanes {stride} B apart, each thread's elements contiguous",
                  "fp16 add with a tail guard", STORES, " for the store's bytes")
 
 
@@ -247,23 +247,25 @@ def resource_units(accesses, replaced: dict | None = None) -> dict:
     return busy
 
 
-def kernel_time(accesses, replaced: dict | None = None, block_scale: float = 1.0, workload=None) -> float:
+def kernel_time(accesses, table: CostTable, replaced: dict | None = None, block_scale: float = 1.0,
+                workload=None) -> float:
     """The kernel's time in units of its bytes at full speed: its busiest resource (its arithmetic
     among them), or the block floor. `replaced`: id(access) -> (factor, bound) for
     accesses a change would make cheaper; `block_scale`: how much more each block would move after the
     change (a larger tile); `workload`: the kernel's arithmetic (tl_inspect.analysis.workload)."""
     busy = resource_units(accesses, replaced)
     block_bytes = sum(a.block_bytes for a in accesses)
-    floor = cost_table.active()["block_floor_bytes"] / (block_bytes * block_scale) if block_bytes else 0.0
-    compute = workload.compute_units(block_bytes) if workload else 0.0
+    floor = table["block_floor_bytes"] / (block_bytes * block_scale) if block_bytes else 0.0
+    compute = workload.compute_units(block_bytes, table) if workload else 0.0
     return max(max(busy.values()), floor, compute)
 
 
-def kernel_slowdown(accesses, members, block_scale: float = 1.0, workload=None) -> float:
+def kernel_slowdown(accesses, members, table: CostTable, block_scale: float = 1.0, workload=None) -> float:
     """What removing one cause would gain the kernel: its time as it is over its time with `members`
     (the accesses the one change fixes) at what they still cost once the cause is gone (measured on
     the rebuilt kernel where there is one)."""
-    return kernel_time(accesses, workload=workload) / kernel_time(accesses, _fixed(members), block_scale, workload)
+    return (kernel_time(accesses, table, workload=workload)
+            / kernel_time(accesses, table, _fixed(members), block_scale, workload))
 
 
 def _fixed(members) -> dict:
@@ -275,21 +277,21 @@ LONE_WALK_TERMS = ("lone_thread_walk", "lone_thread_vector_walk")
 ROW_WALK_TERMS = ("l1_bytes_per_wavefront", "vector_row_walk")
 
 
-def launch_ns(accesses, launch_bytes: int, replaced: dict | None = None, block_scale: float = 1.0,
+def launch_ns(accesses, launch_bytes: int, table: CostTable, replaced: dict | None = None, block_scale: float = 1.0,
               workload=None, widened: dict | None = None) -> float:
     """One launch moving `launch_bytes`, in ns: the launch's own time, then the busiest resource's or one
     thread's walk, whichever is longer (`widened`: id(access) -> its bits once a change is made)."""
-    return cost_table.active()["launch_ns"] + max(
-        _launch_parts(accesses, launch_bytes, replaced, block_scale, workload, widened))
+    return table["launch_ns"] + max(
+        _launch_parts(accesses, launch_bytes, table, replaced, block_scale, workload, widened))
 
 
-def _launch_parts(accesses, launch_bytes, replaced, block_scale, workload, widened) -> tuple[float, float]:
+def _launch_parts(accesses, launch_bytes, table, replaced, block_scale, workload, widened) -> tuple[float, float]:
     """(ns its busiest resource takes over `launch_bytes`, ns of its longest walk)."""
-    units = kernel_time(accesses, replaced, block_scale, workload)
-    return units * launch_bytes / cost_table.active()["full_speed_bytes_per_ns"], walk_ns(accesses, widened)
+    units = kernel_time(accesses, table, replaced, block_scale, workload)
+    return units * launch_bytes / table["full_speed_bytes_per_ns"], walk_ns(accesses, table, widened)
 
 
-def walk_ns(accesses, widened: dict | None = None, working: int | None = None) -> float:
+def walk_ns(accesses, table: CostTable, widened: dict | None = None, working: int | None = None) -> float:
     """The walk one thread makes, one load waiting for the last, which no number of blocks shortens: each
     instruction of its loops after the other, so the walks of its accesses add up (a softmax's three
     passes over its row; a load and a store in one loop).
@@ -300,7 +302,6 @@ def walk_ns(accesses, widened: dict | None = None, working: int | None = None) -
         with 16-byte ones), in proportion to the lines one warp's instruction touches (16 working
         threads: half), and a store a line per lane costs `walk_store_ns` (a LayerNorm whose threads each
         walk a row of 4096 fp16 three times, the last pass storing: 1.41 ms, 345 ns a trip of the three)."""
-    table = cost_table.active()
     widened = widened or {}
     total = 0.0
     for a in accesses:
@@ -336,13 +337,13 @@ def walks(access: Access) -> bool:
         access.cost_term == "transposed_store" and access.elements_per_thread >= L1_BOUND_LOADS))
 
 
-def kernel_slowdown_at(launch_bytes: int, accesses, members, block_scale: float = 1.0,
+def kernel_slowdown_at(launch_bytes: int, accesses, members, table: CostTable, block_scale: float = 1.0,
                        workload=None) -> tuple[float, str]:
     """`kernel_slowdown` for a launch of `launch_bytes`, with what keeps it lower: LAUNCH (the launch's own
     time counts against the little the launch moves) or WALK (a thread's walk, longer than the memory
     traffic at this size)."""
-    moving, walk = _launch_parts(accesses, launch_bytes, None, 1.0, workload, None)
-    before = cost_table.active()["launch_ns"] + max(moving, walk)
+    moving, walk = _launch_parts(accesses, launch_bytes, table, None, 1.0, workload, None)
+    before = table["launch_ns"] + max(moving, walk)
     widened = {id(a): a.proof.bits_after if a.proof is not None else a.max_bits or a.bits for a in members}
-    after = launch_ns(accesses, launch_bytes, _fixed(members), block_scale, workload, widened)
+    after = launch_ns(accesses, launch_bytes, table, _fixed(members), block_scale, workload, widened)
     return before / after, WALK if walk > moving else LAUNCH

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import cost
-from tl_inspect.gpu import cost_table
 from tl_inspect.causes import instance_key, kind_of, root
+from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Cause, Estimate, Gain, Ledger, Verdict
 from tl_inspect.wording import byte_size, plural
 
@@ -52,30 +52,30 @@ class Spread:
     walk_scale: float = 1.0
 
 
-def of(accesses, ledger: Ledger | None, workload, uncounted: str = "") -> Estimate:
-    """The launch's estimate; `uncounted`: why the ledger under-counts its work (no gap then)."""
+def of(accesses, ledger: Ledger | None, workload, table: CostTable, uncounted: str = "") -> Estimate:
+    """The launch's estimate, priced with `table`; `uncounted`: why the ledger under-counts its work (no gap
+    then)."""
     if ledger is None:
         return Estimate(None, None, "no launch to estimate")
     if ledger.blocks is None:
         return Estimate(None, None, f"a grid known only at run time ({ledger.grid})")
-    floor, floor_of = floor_ns(ledger)
+    floor, floor_of = floor_ns(ledger, table)
     if floor is None:
         return Estimate(None, None, "a tensor whose size is known only at run time")
-    parts = launch_parts(accesses, ledger, workload)
+    parts = launch_parts(accesses, ledger, workload, table)
     filled = None
     if ledger.sms and ledger.blocks < ledger.sms:
         # the same work over one block per SM (split-K, smaller tiles): what a grid that fills the GPU takes
         share = ledger.blocks / ledger.sms
-        filled = total_ns(launch_parts(accesses, ledger, workload, Spread(block_scale=share, walk_scale=share)))
+        filled = total_ns(launch_parts(accesses, ledger, workload, table, Spread(block_scale=share, walk_scale=share)))
     return Estimate(round(max(total_ns(parts), floor) / 1e3, 4), round(floor / 1e3, 4),
-                    limited_by(parts, accesses, ledger), floor_of,
+                    limited_by(parts, accesses, ledger, table), floor_of,
                     tuple((name, round(ns / 1e3, 4)) for name, ns in _ranked(parts)), uncounted,
                     None if filled is None else round(max(filled, floor) / 1e3, 4))
 
 
-def floor_ns(ledger: Ledger) -> tuple:
+def floor_ns(ledger: Ledger, table: CostTable) -> tuple:
     """(ns of the book's ideal launch, what sets it), or (None, "") without the unique bytes."""
-    table = cost_table.active()
     if ledger.unique_bytes is None:
         return None, ""
     moving = ledger.unique_bytes / table["full_speed_bytes_per_ns"]
@@ -92,9 +92,8 @@ def floor_ns(ledger: Ledger) -> tuple:
     return table["launch_ns"] + ns, what
 
 
-def launch_parts(accesses, ledger: Ledger, workload, spread: Spread = Spread()) -> dict:
+def launch_parts(accesses, ledger: Ledger, workload, table: CostTable, spread: Spread = Spread()) -> dict:
     """Resource -> ns it is busy for one launch (the launch's own time under LAUNCH)."""
-    table = cost_table.active()
     members = {id(a) for a in spread.members}
     replaced = {id(a): (min(a.cost or 1.0, a.cost_after or 1.0) if not spread.restructured else 1.0, MEMORY)
                 for a in spread.members}
@@ -115,12 +114,12 @@ def launch_parts(accesses, ledger: Ledger, workload, spread: Spread = Spread()) 
         L1: busy[L1] * requested / bandwidth,
         STORES: busy[STORES] * requested / bandwidth,
         BLOCKS: blocks * table["block_floor_bytes"] / table["full_speed_bytes_per_ns"],
-        COMPUTE: _compute_ns(ledger, workload, blocks, spread.restructured),
+        COMPUTE: _compute_ns(ledger, workload, table, blocks, spread.restructured),
         WALK: spread.walk_scale * cost.walk_ns([a for a in accesses if id(a) not in members or not spread.restructured],
-                                               {id(a): cost.VECTOR_BYTES * 8 for a in spread.members},
+                                               table, {id(a): cost.VECTOR_BYTES * 8 for a in spread.members},
                                                ledger.threads_working),
     }
-    in_flight = bytes_in_flight(accesses, ledger, spread)
+    in_flight = bytes_in_flight(accesses, ledger, table, spread)
     if in_flight is not None and unique:
         parts[IN_FLIGHT] = unique / bandwidth * max(1.0, table["bytes_in_flight"] / max(in_flight, 1.0))
     return parts
@@ -135,10 +134,9 @@ def _ranked(parts: dict) -> list:
     return busy + [(LAUNCH, parts[LAUNCH])]
 
 
-def _compute_ns(ledger: Ledger, workload, blocks: float, restructured: bool) -> float:
+def _compute_ns(ledger: Ledger, workload, table: CostTable, blocks: float, restructured: bool) -> float:
     """The launch's arithmetic at the peaks, over the SMs its blocks keep busy (a grid of 4 blocks uses
     4 SMs' cores)."""
-    table = cost_table.active()
     # T.gemm kernels sustain about half the tensor cores' dense peak (a 4096^3 fp16 GEMM: 537 of 989 TFLOP/s)
     per_block = ((workload.float_ops or 0.0) / table["float_ops_per_ns"]
                  + workload.tensor_ns / table["tensor_peak_fraction"]) if workload else 0.0
@@ -157,12 +155,12 @@ def resident_blocks(ledger: Ledger, blocks: float) -> float:
     return min(blocks, max(per_sm, 1) * (ledger.sms or 1))
 
 
-def bytes_in_flight(accesses, ledger: Ledger, spread: Spread = Spread()) -> float | None:
+def bytes_in_flight(accesses, ledger: Ledger, table: CostTable, spread: Spread = Spread()) -> float | None:
     """The bytes the launch's resident working threads have requested and wait for at once: each
     thread's loads of one loop (up to `loop_loads_in_flight` of each), a bulk copy's whole tile. None
     without such loads: stores do not hold a thread, and a thread's walk is priced as a walk."""
     members = {id(a) for a in spread.members}
-    depth = cost_table.active()["loop_loads_in_flight"]
+    depth = table["loop_loads_in_flight"]
     per_thread = 0.0
     working = ledger.threads_working
     for a in accesses:
@@ -185,15 +183,14 @@ def bytes_in_flight(accesses, ledger: Ledger, spread: Spread = Spread()) -> floa
     return resident_blocks(ledger, ledger.blocks / spread.block_scale) * working * per_thread
 
 
-def limited_by(parts: dict, accesses, ledger: Ledger) -> str:
+def limited_by(parts: dict, accesses, ledger: Ledger, table: CostTable) -> str:
     """The busiest resource, in the user's terms."""
     name, ns = _ranked(parts)[0]
     if name == LAUNCH or ns < parts[LAUNCH] / 2:
         return "the launch itself (it moves too little for its own time to hide)"
-    table = cost_table.active()
     if name == IN_FLIGHT:
         threads = int(resident_blocks(ledger, ledger.blocks) * ledger.threads_working)
-        flight = bytes_in_flight(accesses, ledger) or 0
+        flight = bytes_in_flight(accesses, ledger, table) or 0
         return (f"{plural(threads, 'working thread')} keeping {byte_size(int(flight))} in flight, where the "
                 f"{table.short_name} needs {byte_size(int(table['bytes_in_flight']))} for full speed")
     if name == WALK:
@@ -233,15 +230,15 @@ REBUILD, STATIC, MEASURED = "rebuild", "static", "measured"
 NEAR_FLOOR_BYTES, NEAR_FLOOR_GAP = 16_000_000, 1.3
 
 
-def price_fixes(accesses, ledger: Ledger | None, workload) -> tuple:
+def price_fixes(accesses, ledger: Ledger | None, workload, table: CostTable) -> tuple:
     """`accesses` with `gain`: what the best fix of each gains the whole launch, its time as it is against
     its time once the fix is made. Two kinds of fix are priced: a cause a rebuilt kernel removed (its proof),
     and a cause whose evidence is the launch and the index algebra (a row per thread, a lone thread, one
     element per thread), which spreads the work; where both apply to an access, the one that gains more."""
     if ledger is None or ledger.blocks is None or ledger.unique_bytes is None:
         return tuple(accesses)
-    before_parts = launch_parts(accesses, ledger, workload)
-    floor = floor_ns(ledger)[0]
+    before_parts = launch_parts(accesses, ledger, workload, table)
+    floor = floor_ns(ledger, table)[0]
     before = max(total_ns(before_parts), floor)
     candidates: dict = {}
     for a in accesses:
@@ -255,11 +252,11 @@ def price_fixes(accesses, ledger: Ledger | None, workload) -> tuple:
     for cause, evidence, members in candidates.values():
         kind = kind_of(cause)
         spread = Spread(tuple(members), kind.block_scale(cause), kind.restructures)
-        parts = launch_parts(accesses, ledger, workload, spread)
+        parts = launch_parts(accesses, ledger, workload, table, spread)
         # the streaming rates a fixed launch is priced at run a few percent above the floor's bandwidth
         after = max(total_ns(parts), floor)
-        gain = Gain(round(before / 1e3, 4), round(after / 1e3, 4), round(floor / 1e3, 4), evidence,
-                    cause, _shows(cause, evidence, members, accesses, ledger, (before_parts, before), (parts, after)))
+        shows = _shows(cause, evidence, members, accesses, ledger, table, (before_parts, before), (parts, after))
+        gain = Gain(round(before / 1e3, 4), round(after / 1e3, 4), round(floor / 1e3, 4), evidence, cause, shows)
         for a in members:
             if id(a) not in best or gain.factor > best[id(a)].factor:
                 best[id(a)] = gain
@@ -281,11 +278,11 @@ def static_cause(access) -> Cause | None:
                 None)
 
 
-def _shows(cause, evidence, members, accesses, ledger, before, after) -> str:
+def _shows(cause, evidence, members, accesses, ledger, table, before, after) -> str:
     """The facts and the arithmetic behind a gain, in the user's terms; `before` and `after` are each the
     launch's parts and its time."""
     (before_parts, before_ns), (after_parts, after_ns) = before, after
-    was, now = limited_by(before_parts, accesses, ledger), limited_by(after_parts, accesses, ledger)
+    was, now = limited_by(before_parts, accesses, ledger, table), limited_by(after_parts, accesses, ledger, table)
     if evidence == STATIC:
         facts = kind_of(cause).launch_facts(cause, members[0], ledger)
         return (f"{facts}: estimated {before_ns / 1e3:.4g} us, limited by {was}; "

@@ -15,41 +15,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
-
 from tl_inspect.tir.render import render
+from tl_inspect.gpu import arch
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, KernelArtifact, Ledger
-
-
-
-@dataclass(frozen=True)
-class Peaks:
-    """One GPU's datasheet figures (docs/verdicts.md, "The ledger", cites each): memory bandwidth, dense
-    Tensor Core peaks by operand type (datasheets headline 2:4 sparsity, twice these; TF32 for float32),
-    and the CUDA cores' float32 peak."""
-
-    gpu: str
-    bandwidth: float  # B/s
-    tensor: dict  # operand dtype -> FLOP/s
-    float32: float  # FLOP/s, an FMA counted as two
-    sms: int  # streaming multiprocessors
-
-
-def _tensor(fp16: float, fp8: float | None, int8: float, tf32: float) -> dict:
-    peaks = {"float16": fp16, "bfloat16": fp16, "int8": int8, "float32": tf32}
-    if fp8:
-        peaks.update({"float8_e4m3": fp8, "float8_e5m2": fp8})
-    return peaks
-
-
-A100 = Peaks("A100 SXM4 80GB", 2.039e12, _tensor(312e12, None, 624e12, 156e12), 19.5e12, 108)
-L40S = Peaks("L40S", 864e9, _tensor(362e12, 733e12, 733e12, 183e12), 91.6e12, 142)
-H200 = Peaks("H200 SXM", 4.8e12, _tensor(989.5e12, 1979e12, 1979e12, 494.5e12), 67e12, 132)
-B200 = Peaks("HGX B200", 8e12, _tensor(2250e12, 4500e12, 4500e12, 1100e12), 80e12, 148)
-# the GPU each arch's figures are of: the one tl-inspect is calibrated on for sm_90
-PEAKS = {"sm_80": A100, "sm_89": L40S, "sm_90": H200, "sm_90a": H200, "sm_100": B200, "sm_100a": B200}
 
 
 def _launched(kernel: KernelArtifact) -> tuple:
@@ -96,7 +66,7 @@ def account(kernel: KernelArtifact, workload=None) -> Ledger | None:
         by_tensor[side] = by_tensor.get(side, 0) + moved
 
     flops, basis, dtype = gemm_flops(kernel)
-    peaks = PEAKS.get(kernel.arch)
+    target = arch.of(kernel.arch)
     # the device function names a TMA copy's tensor only through its descriptor: the shapes are the frontend's
     frontend = kernel.snapshot(STAGE_FRONTEND)
     unique_read, unique_written = _unique_bytes(frontend.func() if frontend else None, by_tensor, blocks)
@@ -106,11 +76,10 @@ def account(kernel: KernelArtifact, workload=None) -> Ledger | None:
         elements_per_thread=max((a.elements_per_thread for a in kernel.accesses
                                  if a.lane_stride_bytes != 0 or working == 1), default=0),
         read_bytes_per_block=read, written_bytes_per_block=written, flops_per_block=flops, flops_basis=basis,
-        peak_flops=peak_flops(kernel.arch, dtype), peak_bytes=peaks.bandwidth if peaks else None,
+        peak_flops=peak_flops(kernel.arch, dtype), peak_bytes=target.bandwidth,
         unique_read_bytes=unique_read, unique_written_bytes=unique_written,
         float_ops_per_block=workload.float_ops if workload is not None else None,
-        peak_float_ops=peaks.float32 if peaks else None, peaks_of=peaks.gpu if peaks else "",
-        sms=peaks.sms if peaks else None, shared_bytes_per_block=shared_bytes(func),
+        peak_float_ops=target.float32, peaks_of=target.gpu, sms=target.sms, shared_bytes_per_block=shared_bytes(func),
     )
 
 
@@ -139,11 +108,11 @@ def shared_bytes(func) -> int:
     return static + func.dyn_shared_bytes
 
 
-def peak_flops(arch: str, dtype: str | None) -> float | None:
+def peak_flops(spelling: str, dtype: str | None) -> float | None:
     """The arch's dense tensor-core peak for operands of `dtype`; None where not known."""
-    peaks = PEAKS.get(arch)
+    tensor = arch.of(spelling).tensor or {}
     # tilelang spells fp8 with suffixes ("float8_e4m3fn")
-    return next((peak for name, peak in (peaks.tensor.items() if peaks else ())
+    return next((peak for name, peak in tensor.items()
                  if dtype and dtype.startswith(name)), None)
 
 

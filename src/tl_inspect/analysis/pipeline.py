@@ -6,19 +6,20 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tl_inspect.analysis import estimate, ledger, proofs, verdicts, workload
+from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import KernelArtifact
 
 
-def analyse(artifact: KernelArtifact, rebuild=None) -> KernelArtifact:
-    """`artifact` with its judged (and, given `rebuild`, proven) accesses and its ledger. `rebuild` is
-    the inspector's re-lowering of the kernel without some causes (see `proofs.prove`)."""
+def analyse(artifact: KernelArtifact, table: CostTable, rebuild=None) -> KernelArtifact:
+    """`artifact` with its judged (and, given `rebuild`, proven) accesses and its ledger, priced with
+    `table`. `rebuild` is the inspector's re-lowering of the kernel without some causes (see `proofs.prove`)."""
     load = workload.of(artifact)
-    accesses = verdicts.judge(artifact, load)
+    accesses = verdicts.judge(artifact, table, load)
     if rebuild is not None:
-        accesses = proofs.prove(accesses, artifact.source, rebuild, load)
+        accesses = proofs.prove(accesses, artifact.source, rebuild, table, load)
     artifact = replace(artifact, accesses=accesses)
     account = ledger.account(artifact, load)
     moved = account.requested_bytes if account is not None else None
-    accesses = estimate.price_fixes(verdicts.priced_at_size(accesses, moved, load), account, load)
+    accesses = estimate.price_fixes(verdicts.priced_at_size(accesses, moved, table, load), account, load, table)
     return replace(artifact, ledger=account, accesses=accesses,
-                   estimate=estimate.of(accesses, account, load, ledger.uncounted(artifact, load)))
+                   estimate=estimate.of(accesses, account, load, table, ledger.uncounted(artifact, load)))

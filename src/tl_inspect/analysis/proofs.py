@@ -12,6 +12,7 @@ from tl_inspect.analysis.cost import COSTLY, access_cost, lone_walk_cost
 from tl_inspect.analysis.verdicts import improved, regroup, with_proof
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key, kind_of
+from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Cause, Proof, Verdict
 
 # variants beyond this many per kernel are not built: proofs must stay a small part of a run
@@ -21,11 +22,11 @@ MAX_PROOFS_PER_KERNEL = 6
 MAX_CAUSES_TRIED = 3
 
 
-def prove(accesses: tuple, source: str, rebuild, workload: Workload = Workload()) -> tuple:
-    """`accesses` (of the kernel whose CUDA is `source`) with every `unproven` cause instance tried: its
-    causes in order, until a rebuilt kernel shows the accesses improve. `rebuild(causes)` is None when
-    no rewrite removes `causes`, else (the change in the user's terms, (CUDA source, accesses) of the
-    kernel lowered without them, or None when it does not compile)."""
+def prove(accesses: tuple, source: str, rebuild, table: CostTable, workload: Workload = Workload()) -> tuple:
+    """`accesses` (of the kernel whose CUDA is `source`, priced with `table`) with every `unproven` cause
+    instance tried: its causes in order, until a rebuilt kernel shows the accesses improve.
+    `rebuild(causes)` is None when no rewrite removes `causes`, else (the change in the user's terms,
+    (CUDA source, accesses) of the kernel lowered without them, or None when it does not compile)."""
     cuda = source.splitlines()
     groups: dict = {}
     for a in accesses:
@@ -48,11 +49,11 @@ def prove(accesses: tuple, source: str, rebuild, workload: Workload = Workload()
                 continue
             after_source, after = lowered
             found = {id(a): (_own(a, cause), *result) for a in members
-                     if (result := _proof(a, cause, change, cuda, after_source.splitlines(), after)) is not None}
+                     if (result := _proof(a, cause, change, cuda, after_source.splitlines(), after, table)) is not None}
             if found:
                 proven.update(found)
                 break
-    return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses), workload)
+    return regroup(tuple(with_proof(a, *proven[id(a)]) if id(a) in proven else a for a in accesses), table, workload)
 
 
 def causes_tried(causes: tuple) -> list:
@@ -71,7 +72,7 @@ def _own(access, cause: Cause) -> Cause:
     return next((c for c in access.causes if instance_key(c) == instance_key(cause)), cause)
 
 
-def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tuple):
+def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tuple, table: CostTable):
     """The proof for one access if the rebuilt kernel moves it wider or with neighbouring threads
     closer together, else None."""
     # a statement lowering rebuilds (a cast split into copy loops) maps to its loop header instead
@@ -89,7 +90,7 @@ def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tupl
         return None
     # what the access still costs once the cause is gone (lanes may stay apart after a wider access;
     # a lone thread's staged walk is still one thread's)
-    measured = lone_walk_cost(best.bits, best.dtype) if cause.kind == "lone-thread" else access_cost(best)
+    measured = lone_walk_cost(best.bits, best.dtype, table) if cause.kind == "lone-thread" else access_cost(best, table)
     return proof, measured.factor if measured is not None else 1.0
 
 

@@ -27,11 +27,12 @@ from tl_inspect.analysis.cost import (
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key, kind_of, root
+from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Access, Cause, KernelArtifact, Verdict
 
-def judge(kernel: KernelArtifact, workload: Workload = Workload()) -> tuple:
-    """The kernel's accesses (one per distinct access of the device code) with their verdicts;
-    `workload` is the kernel's arithmetic, which runs beside its accesses."""
+def judge(kernel: KernelArtifact, table: CostTable, workload: Workload = Workload()) -> tuple:
+    """The kernel's accesses (one per distinct access of the device code) with their verdicts, priced
+    with `table`; `workload` is the kernel's arithmetic, which runs beside its accesses."""
     facts = KernelModel(kernel)
     refs = _frontend_refs(facts)
     accesses = []
@@ -50,12 +51,12 @@ def judge(kernel: KernelArtifact, workload: Workload = Workload()) -> tuple:
     total = sum(a.block_bytes for a, _ in accesses) or 1
     lone = ledger.working_threads(kernel) == 1
     plans = Plans(facts)
-    judged = [_judge_one(facts, plans, match, dataclasses.replace(a, share=a.block_bytes / total), lone)
+    judged = [_judge_one(facts, plans, match, dataclasses.replace(a, share=a.block_bytes / total), lone, table)
               for a, match in accesses]
-    return regroup(judged, workload)
+    return regroup(judged, table, workload)
 
 
-def regroup(accesses, workload: Workload = Workload()) -> tuple:
+def regroup(accesses, table: CostTable, workload: Workload = Workload()) -> tuple:
     """Number the cause instances (accesses that one change would fix share a group) and give each
     access its instance's kernel-level slowdown. A cause that would cost the kernel COSTLY or more but
     for its arithmetic, which takes longer than its memory traffic, is `cheap` for that reason."""
@@ -67,8 +68,8 @@ def regroup(accesses, workload: Workload = Workload()) -> tuple:
     priced = {}
     for key, members in keys.items():
         scale = _block_scale(members[0].cause)
-        cost = round(kernel_slowdown(accesses, members, scale, workload), 3)
-        priced[key] = cost, cost < COSTLY <= kernel_slowdown(accesses, members, scale)
+        cost = round(kernel_slowdown(accesses, members, table, scale, workload), 3)
+        priced[key] = cost, cost < COSTLY <= kernel_slowdown(accesses, members, table, scale)
     out = []
     for a in accesses:
         if a.cause is not None and a.verdict in Verdict.PROVABLE:
@@ -81,7 +82,7 @@ def regroup(accesses, workload: Workload = Workload()) -> tuple:
     return tuple(out)
 
 
-def priced_at_size(accesses, launch_bytes: int | None, workload: Workload = Workload()) -> tuple:
+def priced_at_size(accesses, launch_bytes: int | None, table: CostTable, workload: Workload = Workload()) -> tuple:
     """Each cause instance's kernel-level slowdown again, for a launch of `launch_bytes` (the ledger's):
     the launch's own time and a lone thread's walk count there, as they do on the GPU."""
     if not launch_bytes:
@@ -90,7 +91,8 @@ def priced_at_size(accesses, launch_bytes: int | None, workload: Workload = Work
     for a in accesses:
         if a.group is not None and a.kernel_cost is not None:
             groups.setdefault(a.group, []).append(a)
-    priced = {group: kernel_slowdown_at(launch_bytes, accesses, members, _block_scale(members[0].cause), workload)
+    priced = {group: kernel_slowdown_at(launch_bytes, accesses, members, table, _block_scale(members[0].cause),
+                                        workload)
               for group, members in groups.items()}
     return tuple(dataclasses.replace(a, kernel_cost_at_size=round(priced[a.group][0], 3),
                                      at_size_limit=priced[a.group][1]) if a.group in priced else a
@@ -118,12 +120,12 @@ def with_proof(access: Access, cause: Cause, proof, cost_after: float) -> Access
                                max_bits=max(access.max_bits or 0, proof.bits_after))
 
 
-def _judge_one(facts, plans: Plans, match, access: Access, lone: bool) -> Access:
+def _judge_one(facts, plans: Plans, match, access: Access, lone: bool, table: CostTable) -> Access:
     if access.atomic:
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason="atomic", max_bits=access.bits)
     if lone and access.lane_stride_bytes == 0 and access.elements_per_thread >= L1_BOUND_LOADS:
-        return _lone_walk(facts, access)
-    measured = access_cost(access, match is not None and match[0].staged, match is not None and _held(match[0]))
+        return _lone_walk(facts, access, table)
+    measured = access_cost(access, table, match is not None and match[0].staged, match is not None and _held(match[0]))
     if measured is None:
         reason = "broadcast" if access.lane_stride_bytes == 0 else "gather"
         return dataclasses.replace(access, verdict=Verdict.INHERENT, reason=reason, max_bits=access.bits)
@@ -194,15 +196,15 @@ def _walk_var(facts, access: Access) -> str:
 STATEMENT_LINES = 4
 
 
-def _lone_walk(facts, access: Access) -> Access:
+def _lone_walk(facts, access: Access, table: CostTable) -> Access:
     """One working thread per block walks many elements: every lane of the block but one idles. The
     cause is the block's layout of work, whatever the access's width."""
     walk = _walk_var(facts, access)
     cause = Cause("lone-thread", width=MAX_VECTOR_BITS // (access.bits or 32), buffer=access.buffer,
                   loop_line=access.line, lane_var=walk, threads=facts.thread_count,
                   elements=access.elements_per_thread)
-    return dataclasses.replace(_priced(access, lone_walk_cost(access.bits, access.dtype)), verdict=Verdict.UNPROVEN,
-                               cause=cause, walked=True,
+    return dataclasses.replace(_priced(access, lone_walk_cost(access.bits, access.dtype, table)),
+                               verdict=Verdict.UNPROVEN, cause=cause, walked=True,
                                causes=(cause,), max_bits=MAX_VECTOR_BITS)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import ledger
-from tl_inspect.gpu import cost_table
+from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import STAGE_DEVICE, KernelArtifact
 
 # the SFU delivers 16 results per clock per SM against 128 FMAs (CUDA C++ Programming Guide, arithmetic
@@ -36,12 +36,11 @@ class Workload:
     float_ops: float | None = 0.0  # None: a loop around some runs a trip count known only at run time
     tensor_ns: float = 0.0
 
-    def compute_units(self, block_bytes: float) -> float:
+    def compute_units(self, block_bytes: float, table: CostTable) -> float:
         """The arithmetic in units of the block's own bytes at full speed (a larger tile moves and
-        computes more in the same proportion), at the active cost table's rates."""
+        computes more in the same proportion), at `table`'s rates."""
         if not block_bytes or not (self.float_ops or self.tensor_ns):
             return 0.0
-        table = cost_table.active()
         compute_ns = (self.float_ops or 0.0) / table["float_ops_per_ns"] + self.tensor_ns
         return compute_ns * table["full_speed_bytes_per_ns"] / block_bytes
 

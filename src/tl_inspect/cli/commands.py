@@ -16,7 +16,8 @@ from tl_inspect.lint import baseline
 from tl_inspect.lint.baseline import BaselineError
 from tl_inspect.lint.changes import ChangesError, changes_since
 from tl_inspect.lint.checking import all_rules, check_files
-from tl_inspect.lint.settings import DEFAULT_ARCH, ConfigError, Settings, find_config, load_config, resolve_settings
+from tl_inspect.gpu.arch import DEFAULT_ARCH
+from tl_inspect.lint.settings import ConfigError, Settings, find_config, load_config, resolve_settings
 from tl_inspect.tir.deepstack import call_on_deep_stack
 from tl_inspect.lint.merge import MergeError
 from tl_inspect.model import SEVERITIES, FileResult, RunResult

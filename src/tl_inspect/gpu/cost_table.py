@@ -4,8 +4,8 @@ The package ships the H200's (`cost_tables/H200.json`, from docs/gpu-impact.md, 
 model"); `tl-inspect calibrate` fits the same terms on the local GPU and writes its own table to
 `<cache>/cost/<GPU name>.json`, which later runs on that GPU use. A run prices with one table: the one
 `--gpu NAME` names, else the fitted one of a GPU on this machine, else the H200's. The worker is handed
-the table with its job (so a cached result is keyed by the numbers it was priced with) and prices under
-`using(table)`.
+the table with its job (so a cached result is keyed by the numbers it was priced with) and hands it to
+the analysis, which prices with it (tl_inspect.analysis.pipeline.analyse).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import functools
 import json
 import os
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from importlib import resources
+
+from tl_inspect.files.cache_dir import cache_dir
 
 SHIPPED = "shipped"
 
@@ -124,8 +125,6 @@ def shipped() -> CostTable:
 
 
 def table_dir() -> str:
-    from tl_inspect.inspector.processes.cache import cache_dir
-
     return os.path.join(cache_dir(), "cost")
 
 
@@ -190,24 +189,3 @@ def _fitted_tables() -> list:
 def of(table: CostTable | None) -> CostTable:
     """A result's table: the one it names, or the shipped one (results that name none were priced with it)."""
     return table if table is not None else shipped()
-
-
-_active: list = []
-
-
-def active() -> CostTable:
-    """The table the cost model prices with now: the innermost `using`, else the shipped one."""
-    return _active[-1] if _active else shipped()
-
-
-@contextmanager
-def using(table: CostTable | None):
-    if table is None:
-        yield active()
-        return
-    _active.append(table)
-    try:
-        yield table
-    finally:
-        _active.pop()
-

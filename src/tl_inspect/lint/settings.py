@@ -20,6 +20,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib
 
+from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.inspector.processes.cache import DEFAULT_MAX_MB
 from tl_inspect.model import SEVERITIES
 from tl_inspect.lint.selection import SelectionError, check_selectors, matches, parse_list, select_rules
@@ -29,7 +30,6 @@ from tl_inspect.inspector.discovery.cases import expand_cases, shown
 SECTION = "tl-inspect"
 KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "gpu", "timeout", "max-memory", "jobs",
         "fail-on", "cases", "infer-cases", "max-inferred-cases", "cache-max-mb")
-DEFAULT_ARCH = "sm_90"
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
 
 
@@ -87,7 +87,7 @@ class Settings:
         """The table estimates are priced with: `gpu`'s, else the fitted table of a GPU on this machine,
         else the shipped H200 one (tl_inspect.gpu.cost_table.select)."""
         from tl_inspect.gpu.cost_table import CostTableError, select
-        from tl_inspect.inspector.measurement.device import gpu_names
+        from tl_inspect.gpu.device import gpu_names
 
         try:
             return select(self.gpu, local_gpus=gpu_names)

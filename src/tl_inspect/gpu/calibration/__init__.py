@@ -18,19 +18,21 @@ import time
 from datetime import datetime, timezone
 
 from tl_inspect.gpu import cost_table
+from tl_inspect.gpu.arch import normalised
 from tl_inspect.gpu.calibration import fit
 from tl_inspect.gpu.calibration.suite import RATIO, cases
 
 
 def local_gpu() -> tuple:
     """(name, arch) of this machine's first CUDA device, or a NoGpu naming what is missing."""
-    from tl_inspect.inspector.measurement.device import NoGpu, _gpus, missing_gpu
+    from tl_inspect.gpu.device import gpus, missing_gpu
+    from tl_inspect.inspector.measurement.device import NoGpu
 
-    gpus = _gpus()
-    if not gpus:
+    found = gpus()
+    if not found:
         raise NoGpu("calibrate: a CUDA GPU is needed to time the calibration suite, and none is here")
-    name, capability = gpus[0]
-    arch = "sm_" + capability.replace(".", "")
+    name, capability = found[0]
+    arch = normalised(capability)
     reason = missing_gpu(arch)
     if reason:
         raise NoGpu(f"calibrate: {reason}")

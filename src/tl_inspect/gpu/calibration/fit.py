@@ -3,7 +3,7 @@ pricing the case's kernels as tl-inspect inspected them, predicts what the GPU m
 
 A term scales what it prices: the accesses it priced (`Access.cost_term`) cost in proportion to it
 (never under 1x), and the kernel-level terms (the block floor, the arithmetic rate, full memory speed)
-enter `cost.kernel_time` through the active table. The terms only the whole launch's estimate reads
+enter `cost.kernel_time` through the table it is given. The terms only the whole launch's estimate reads
 (LAUNCH_TERMS: the bytes in flight, the streaming and L2 speeds, a walk's stores) are predicted by that
 estimate's launch time (`estimate.launch_parts` over the form's ledger), the rest by `cost.launch_ns` as
 the findings are priced. So the prediction for a trial value is the model's own arithmetic on the
@@ -75,15 +75,15 @@ def predicted_ns(form: Priced, nbytes: int, base: CostTable, term: str, value: f
     """The model's time for `form`'s launch moving `nbytes` with the term at `value` (the rest as in
     `base`): for a term of LAUNCH_TERMS the estimate's launch time over the form's ledger (which counts
     the launch's bytes itself), else as `cost.launch_ns` prices the findings at a launch's own size."""
-    with cost_table.using(base.with_term(term, value)):
-        if term in LAUNCH_TERMS:
-            if form.ledger is None or form.ledger.blocks is None:
-                raise ValueError(f"{term}: the form has no launch the estimate can count")
-            return estimate.total_ns(estimate.launch_parts(form.accesses, form.ledger, form.workload))
-        scale = value / base[term]
-        replaced = {id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
-                    for a in form.accesses if a.cost_term == term and a.cost}
-        return cost.launch_ns(form.accesses, nbytes, replaced, workload=form.workload)
+    table = base.with_term(term, value)
+    if term in LAUNCH_TERMS:
+        if form.ledger is None or form.ledger.blocks is None:
+            raise ValueError(f"{term}: the form has no launch the estimate can count")
+        return estimate.total_ns(estimate.launch_parts(form.accesses, form.ledger, form.workload, table))
+    scale = value / base[term]
+    replaced = {id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
+                for a in form.accesses if a.cost_term == term and a.cost}
+    return cost.launch_ns(form.accesses, nbytes, table, replaced, workload=form.workload)
 
 
 def fit_case(timed: Timed, bad: Priced | None, good: Priced, base: CostTable) -> float | None:

@@ -62,8 +62,8 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
             base["file"] = _shown(job, user_file)
         base["line"] = prim_func_line(prim_func) or None
         artifact, rebuild, variants = _lower(prim_func, pass_configs, job, user_file, base, capture, spec.call)
-        with cost_table.using(job.cost_table) as table:
-            artifact = replace(analyse(artifact, rebuild if job.prove else None), cost_table=table)
+        table = cost_table.of(job.cost_table)
+        artifact = replace(analyse(artifact, table, rebuild if job.prove else None), cost_table=table)
         if job.measure_budget:
             from tl_inspect.inspector.measurement.device import Budget
             from tl_inspect.inspector.measurement.measure import measure_kernel

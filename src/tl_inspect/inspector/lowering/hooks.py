@@ -17,7 +17,7 @@ from tilelang.backend.target import register_target_normalizer
 from tilelang.language.eager import builder as _builder
 from tvm.target import Target
 
-from tl_inspect.inspector.measurement.device import missing_gpu
+from tl_inspect.gpu.device import missing_gpu
 
 TILELANG_DIR = os.path.dirname(os.path.abspath(tilelang.__file__)) + os.sep
 

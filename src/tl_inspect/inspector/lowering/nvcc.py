@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import tempfile
 
+from tl_inspect.gpu.arch import nvcc_target
+
 NVCC_TIMEOUT_SECONDS = 300
 _USAGE = re.compile(r"Used (\d+) registers")
 _SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -19,15 +21,13 @@ def ptxas_usage(source: str, arch: str) -> dict:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return {"error": "nvcc not found on PATH"}
-    # warp-specialized Hopper code needs the arch-specific target (sm_90a)
-    gpu_arch = arch + "a" if arch in ("sm_90", "sm_100") else arch
     with tempfile.TemporaryDirectory(prefix="tl-inspect-nvcc-") as tmp:
         path = os.path.join(tmp, "kernel.cu")
         with open(path, "w") as f:
             f.write(source)
         from tilelang.contrib.nvcc import default_compile_options
 
-        cmd = [nvcc, "-cubin", "-O3", f"-arch={gpu_arch}", "-Xptxas=-v", "-w", *default_compile_options(),
+        cmd = [nvcc, "-cubin", "-O3", f"-arch={nvcc_target(arch)}", "-Xptxas=-v", "-w", *default_compile_options(),
                "-o", os.path.join(tmp, "kernel.cubin"), path]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_SECONDS)

@@ -1,43 +1,16 @@
-"""What `--measure` needs of the machine, asked without initialising CUDA (the parent and the zygote fork
-workers after asking), and the run's measuring budget, shared by its workers through a locked file."""
+"""`--measure`'s refusal where kernels for the arch cannot run here, asked without initialising CUDA (the
+parent and the zygote fork workers after asking), and the run's measuring budget, shared by its workers
+through a locked file."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-import shutil
-import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
 
-
-def _gpus() -> list:
-    """[(name, compute capability "9.0"), ...] of this machine's CUDA devices, as the driver lists them."""
-    try:
-        found = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
-                               capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        found = ""
-    return [tuple(part.strip() for part in line.rsplit(",", 1)) for line in found.splitlines() if "," in line]
-
-
-def gpu_names() -> list:
-    return [name for name, _ in _gpus()]
-
-
-def missing_gpu(arch: str) -> str | None:
-    """Why kernels for `arch` cannot run here (one line), or None: a CUDA device of that arch and nvcc."""
-    wanted = arch.removeprefix("sm_").rstrip("a")
-    gpus = _gpus()
-    if not gpus:
-        return f"a CUDA GPU of arch {arch} is needed to run kernels, and none is here"
-    if not any(cap.replace(".", "") == wanted for _, cap in gpus):
-        names = ", ".join(f"{name} (sm_{cap.replace('.', '')})" for name, cap in gpus)
-        return f"a CUDA GPU of arch {arch} is needed to run kernels; this machine has {names} (try --arch)"
-    if shutil.which("nvcc") is None:
-        return f"nvcc is needed to build kernels for the {arch} GPU here, and it is not on PATH"
-    return None
+from tl_inspect.gpu.device import missing_gpu
 
 
 class Budget:

@@ -15,6 +15,7 @@ import statistics
 from dataclasses import replace
 
 from tl_inspect.causes import kind_of, root
+from tl_inspect.gpu.arch import nvcc_target
 from tl_inspect.inspector.lowering import hooks
 from tl_inspect.inspector.rewrites.contiguous import reads_fewer_elements
 from tl_inspect.inspector.processes.errors import message_of, printable
@@ -46,9 +47,6 @@ LATE_RETRIES = 5
 DISTURBED_SPREAD, RETIMES = 0.2, 2
 SEED = 0
 OUT_IDX_ATTR = "tilelang_out_idx"  # tilelang.jit.abi's name for a kernel's output parameters
-# the arch-specific target nvcc needs for what tilelang emits on these GPUs (wgmma, setmaxnreg): plain
-# sm_90 lowers the same TIR but nvcc refuses its Hopper-only instructions
-RUNNABLE = {"sm_90": "sm_90a", "sm_100": "sm_100a"}
 TOLERANCE = 2e-2  # fp16/bf16 sums a vector form reassociates differ in the last bits
 BUDGET_SPENT = "the run's measuring budget (--measure-budget) was spent before this kernel's turn"
 FEWER_BYTES = ("the proof's variant reads fewer elements than the kernel (it only shows the index is the "
@@ -206,7 +204,7 @@ def compiled(func, case: dict, arch: str, pass_configs: dict | None = None):
     # buffer as an argument, as a PrimFunc does
     if func.attrs is not None and OUT_IDX_ATTR in func.attrs:
         func = func.without_attr(OUT_IDX_ATTR)
-    return tilelang.compile(func, target=Target(hooks.cuda_target(RUNNABLE.get(arch, arch))),
+    return tilelang.compile(func, target=Target(hooks.cuda_target(nvcc_target(arch))),
                             pass_configs=pass_configs or None)
 
 

@@ -25,18 +25,12 @@ from tl_inspect.tir.deepstack import call_on_deep_stack
 from tl_inspect.inspector.processes import inputs
 from tl_inspect.inspector.processes.job import Job
 from tl_inspect.model import FileResult
+from tl_inspect.files.cache_dir import cache_dir
 from tl_inspect.files.sources import read_bounded
 
 MAX_ENTRY_BYTES = 256 << 20
 DEFAULT_MAX_MB = 512  # entries are 70-250 KB: some thousands of files
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # the XDG rule: a relative path is ignored, never written below the current folder
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.abspath(os.environ.get("TL_INSPECT_CACHE_DIR") or os.path.join(base, "tl-inspect"))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 # what runs only on a result, never to make one: editing a rule or a reporter keeps the cache

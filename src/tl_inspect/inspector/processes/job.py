@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.gpu.cost_table import CostTable
 
 # a worker's exit status when it cannot write its files (a full or read-only disk)
@@ -13,7 +14,7 @@ EXIT_CANNOT_WRITE = 75
 @dataclass(frozen=True)
 class Job:
     path: str  # as the user gave it
-    arch: str = "sm_90"
+    arch: str = DEFAULT_ARCH
     run_nvcc: bool = False
     prove: bool = True  # rebuild each kernel without each cause of a costly access (proofs)
     only: str | None = None  # FILE.py::NAME

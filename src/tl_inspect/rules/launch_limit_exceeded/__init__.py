@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+from tl_inspect.gpu import arch as gpu_arch
 from tl_inspect.tir import nodes as ir
 from tl_inspect.model import STAGE_DEVICE
 from tl_inspect.rules.base import Rule, RuleContext, Violation
@@ -17,9 +18,6 @@ MAX_BLOCK = {"threadIdx.x": 1024, "threadIdx.y": 1024, "threadIdx.z": 64}
 MAX_THREADS_PER_BLOCK = 1024
 # `__shared__` arrays are limited to 48 KiB per block; only dynamic shared memory may go beyond, by opt-in
 MAX_STATIC_SHARED = 48 * 1024
-# the opt-in maximum of shared memory per block, in KiB, by compute capability (same table)
-MAX_SHARED_KIB = {"70": 96, "72": 96, "75": 64, "80": 163, "86": 99, "87": 163, "89": 99, "90": 227,
-                  "100": 227, "101": 227, "103": 227, "110": 227, "120": 99, "121": 99}
 # what the launch raised on an NVIDIA H200 (docs/gpu-impact.md)
 LAUNCH_ERROR = "tilelang's `InternalError` naming the grid and block"
 SHARED_ERROR = "`InternalError: Failed to set the allowed dynamic shared memory size`"
@@ -115,7 +113,7 @@ class LaunchLimitExceeded(Rule):
         evidence = [f"shared tiles: {listed}"] if listed else []
         if static > MAX_STATIC_SHARED:
             ctx.report(line, StaticSharedTooLarge(static), evidence=evidence)
-        limit_kib = MAX_SHARED_KIB.get(ctx.kernel.arch.removeprefix("sm_").rstrip("af"))
+        limit_kib = gpu_arch.of(ctx.kernel.arch).max_shared_kib
         total = static + device.dyn_shared_bytes
         if limit_kib is not None and total > limit_kib * 1024:
             ctx.report(line, SharedMemoryTooLarge(total, limit_kib, ctx.kernel.arch),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tl_inspect.gpu import arch as gpu_arch
 from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis.statements import Copy
 from tl_inspect.rules.base import Rule, RuleContext, Violation
@@ -141,7 +142,7 @@ def _reason(ctx: RuleContext, src, dst, loads) -> str:
     if bits // 8 not in CP_ASYNC_BYTES and bits < 32:
         return (f"each thread loads {bits // 8} byte{'s' if bits > 8 else ''} per instruction, and cp.async moves "
                 f"only {', '.join(map(str, CP_ASYNC_BYTES[:-1]))} or {CP_ASYNC_BYTES[-1]} bytes{why}")
-    if _arch_number(ctx.kernel.arch) >= 90:
+    if gpu_arch.of(ctx.kernel.arch).number >= 90:
         stride = _row_stride_bytes(src, element)
         if stride is not None and stride % 16:
             return (f"TMA needs every global stride to be a multiple of 16 bytes and the rows of `{src.name}` are "
@@ -162,7 +163,3 @@ def _row_stride_bytes(buffer, element: int) -> int | None:
         return None
     return math.prod(buffer.shape[1:][-1:]) * element
 
-
-def _arch_number(arch: str) -> int:
-    digits = "".join(ch for ch in arch.removeprefix("sm_") if ch.isdigit())
-    return int(digits) if digits else 0
