@@ -18,8 +18,8 @@ PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LAYERS = (
     ("plain words and data", ("tl_inspect._version", "tl_inspect.wording", "tl_inspect.tir",
                               "tl_inspect.files.sources", "tl_inspect.files.pysource")),
-    ("shared values", ("tl_inspect.model", "tl_inspect.gpu.arch", "tl_inspect.gpu.cost_table", "tl_inspect.files",
-                       "tl_inspect.fixes")),
+    ("shared values", ("tl_inspect.model", "tl_inspect.gpu.arch", "tl_inspect.gpu.device", "tl_inspect.gpu.cost_table",
+                       "tl_inspect.files", "tl_inspect.fixes")),
     ("rewrites of a PrimFunc", ("tl_inspect.inspector.rewrites",)),
     ("causes", ("tl_inspect.causes",)),
     ("analysis", ("tl_inspect.analysis",)),
