@@ -280,7 +280,7 @@ class UnitPlan:
 
     def _alignment_causes(self, width: int) -> list:
         causes = []
-        rows = []
+        rows: list = []
         for other in self.unit.refs:
             if self.gathers(other) or self.inner not in ir.vars_of(other.flat):
                 continue

@@ -5,6 +5,7 @@ first access (what missing-clear reports when it reads uninitialised memory)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tl_inspect.tir import nodes as ir
 
@@ -30,10 +31,10 @@ class BufferAccess:
     buffer: str
     access: str  # READ | GUARDED_READ | ACCUMULATE | WRITE
     form: str  # TARGET | STORE | CALL | CONDITION | LOOP_BOUNDS | VALUE | GEMM | REDUCE | TILE_OP
-    stmt: object
+    stmt: Any  # an ir statement: its `form` says which, and so which fields it has
     line: int | None
     loop_guarded: bool  # under an `if` that tests a sequential loop around it (`if k > 0:`)
-    tile_op: object = None  # the `kernel.TileOp` of a tile operator statement
+    tile_op: Any = None  # the `kernel.TileOp` of a tile operator statement
 
     @property
     def statement(self) -> str:
@@ -60,7 +61,7 @@ def buffer_accesses(func: ir.IRFunc, tile_ops) -> tuple:
     """Every buffer access of the function in program order; `tile_ops` are its tile operator calls,
     typed, in the same order."""
     ops = iter(tile_ops)
-    found = []
+    found: list[BufferAccess] = []
     for stmt, ancestors in ir.walk(func.body):
         op = next(ops) if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr) else None
         touched = list(_tile_op_accesses(op) if op is not None else _accesses(stmt))

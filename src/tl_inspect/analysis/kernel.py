@@ -12,6 +12,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import initialization
@@ -75,7 +76,8 @@ class KernelModel:
     @functools.cached_property
     def _bindings(self) -> dict:
         """One walk of the frontend function for the names it binds and the layouts fixed in it."""
-        found = {"threads": {}, "tags": {}, "blocks": set(), "lets": {}, "annotated": set(), "bound": set()}
+        found: dict[str, Any] = {"threads": {}, "tags": {}, "blocks": set(), "lets": {}, "annotated": set(),
+                                 "bound": set()}
         for stmt, _ in ir.walk(self.func.body):
             if isinstance(stmt, ir.Let):
                 value = stmt.value

@@ -61,9 +61,9 @@ def causes_tried(causes: tuple) -> list:
     the first two together, as two causes may each hold the access back (a tail guard over one element
     per thread): then only removing both shows it."""
     # a cause no rewrite removes (a row per thread) is priced by the launch and the index algebra instead
-    causes = [c for c in causes if kind_of(c).evidence != "static" or kind_of(c).change(c) is not None]
-    causes = causes[:MAX_CAUSES_TRIED]
-    return [(cause,) for cause in causes] + ([tuple(causes[:2])] if len(causes) > 1 else [])
+    tried = [c for c in causes if kind_of(c).evidence != "static" or kind_of(c).change(c) is not None]
+    tried = tried[:MAX_CAUSES_TRIED]
+    return [(cause,) for cause in tried] + ([tuple(tried[:2])] if len(tried) > 1 else [])
 
 
 def _own(access, cause: Cause) -> Cause:

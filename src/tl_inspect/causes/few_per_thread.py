@@ -134,7 +134,7 @@ class FewPerThread(CauseKind):
         from tl_inspect.inspector.rewrites.grow_tile import regrown
 
         grown = regrown(before, after, c.loop_line, growth(c))
-        return grown and tile_change(grown)
+        return tile_change(grown) if grown else None
 
 
 def _innermost_extent(loop: str) -> int | None:

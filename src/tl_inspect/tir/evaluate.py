@@ -3,6 +3,8 @@ replaced: what footprints, guards and index algebra are computed with."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tl_inspect.tir.render import render
@@ -13,7 +15,7 @@ def _trunc_div(a, b):
     return np.where((np.asarray(a) >= 0) == (np.asarray(b) > 0), quotient, -quotient)
 
 
-_OPS = {
+_OPS: dict[str, Callable] = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide, "floormod": np.mod,
     "div": _trunc_div, "mod": lambda a, b: a - b * _trunc_div(a, b), "min": np.minimum, "max": np.maximum,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,

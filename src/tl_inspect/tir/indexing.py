@@ -45,7 +45,7 @@ def affine(expr) -> dict | None:
         a, b = affine(expr[1]), affine(expr[2])
         if a is None or b is None:
             return None
-        out: dict = {}
+        out = {}
         for ta, ca in a.items():
             for tb, cb in b.items():
                 term = tuple(sorted(ta + tb))
