@@ -120,10 +120,11 @@ def _expr_accesses(exprs, guarded: bool = False):
         pending, guarded, outputs = item
         steps: list[tuple] = []
 
-        def visit(sub, inside=guarded, results=outputs):
+        # defaults bind this item's steps and outputs: the helpers run before the next item is popped
+        def visit(sub, inside=guarded, results=outputs, steps=steps):
             steps.append((tuple(sub), inside, results))
 
-        def touch(buffer, access):
+        def touch(buffer, access, steps=steps, outputs=outputs):
             steps.append((buffer, WRITE if outputs else access))
 
         for expr in pending:

@@ -68,7 +68,7 @@ class UninitialisedAccumulation(Violation):
             return SHARED_FIX.format(buffer=self.buffer)
         if self.operation == access.REDUCE:
             return REDUCE_FIX.format(buffer=self.buffer, reduce=self.statement)
-        gemm = f", or `clear_accum=True` on the first `T.gemm`" if self.operation == access.GEMM else ""
+        gemm = ", or `clear_accum=True` on the first `T.gemm`" if self.operation == access.GEMM else ""
         return f"Initialise the accumulator first: `T.clear({self.buffer})` or `T.fill({self.buffer}, 0)`{gemm}"
 
     def autofix(self, source, finding) -> Fix | None:
