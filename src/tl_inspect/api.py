@@ -118,7 +118,8 @@ class Kernel:
 
     def __rich__(self):
         """A rich console: the kernel's `--format full` output."""
-        # loaded with the other reporters (`reports.formats` lists them in the order they load)
+        # not imported at the top: `reports.formats` lists the formats (and `--help` shows them) in the
+        # order their modules load, and this one must load after the others
         from rich.console import Group
 
         from tl_inspect.reports.terminal import kernel_texts
