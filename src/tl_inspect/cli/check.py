@@ -68,7 +68,7 @@ def watch(options: argparse.Namespace) -> int:
 
 def check_once(options: argparse.Namespace) -> int:
     """One check of the PATHs: its exit status."""
-    # made first, so that a bad --measure-budget is the first error named, as it always was
+    # made first: a bad --measure-budget is named before the configuration or any file is read
     inspection = Inspection(prove=not options.no_proofs, nvcc=options.nvcc, all_configs=options.all_configs,
                             infer=not options.no_infer, measure=options.measure,
                             measure_budget=options.measure_budget, use_cache=not options.no_cache)
