@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, import_api_kernels
 
 import tl_inspect
+from tl_inspect.lint.settings import ConfigError
 from tl_inspect.reports.phrases import headline
 from tl_inspect.testing import assert_no_findings, assert_vectorized
 
@@ -100,6 +101,14 @@ def test_wrong_calls_name_what_is_missing(kernels):
         tl_inspect.inspect(3)
     with pytest.raises(ValueError, match="no/such/file.py: no such file or directory"):
         tl_inspect.inspect("no/such/file.py")
+
+
+def test_settings_fail_in_the_command_lines_words():
+    """The API makes its settings where the command line does (`lint.driver`): the same checks, the same words."""
+    with pytest.raises(ConfigError, match="^--measure-budget expects a number of seconds above 0, got 0$"):
+        tl_inspect.inspect("no/such/file.py", measure_budget=0)
+    with pytest.raises(ConfigError, match="^--arch: expected a CUDA arch such as 'sm_90', got 'bad'$"):
+        tl_inspect.inspect("no/such/file.py", arch="bad")
 
 
 VECTORIZED_FAILURE = """\

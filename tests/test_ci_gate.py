@@ -20,7 +20,7 @@ import yaml
 
 from conftest import ROOT
 from gitrepo import GIT_ENV, Repo
-from tl_inspect.cli.commands import build_parser
+from tl_inspect.cli.parser import build_parser
 
 SARIF_SCHEMA = os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")
 CI_DOC = os.path.join(ROOT, "docs", "ci.md")

@@ -176,7 +176,7 @@ def test_diff_writes_nothing_and_fixed_source_sarif_and_html_give_the_fix(tmp_pa
     assert f'<span class="del">-{old.rstrip()}</span>' in page and f'<span class="add">+{new.rstrip()}</span>' in page
 
     # --fix writes only the file it inspected, and only valid Python
-    (job,), _, _ = report.inputs
+    (job,), _ = report.inputs
     state = FileFixes(job, None, (), before, report.fixed_source(), None)
     (tmp_path / name).write_text(before + "# edited meanwhile\n")
     with pytest.raises(Unwritable, match="changed since it was inspected"):

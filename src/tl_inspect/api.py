@@ -8,13 +8,21 @@ compile path, so the verdicts, proofs and findings are the ones the command line
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
 from tl_inspect._version import __version__
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.gpu.arch import DEFAULT_ARCH
-from tl_inspect.model import Access, Estimate, Finding, KernelArtifact, KernelReport, Layout, RunResult, Verdict
+from tl_inspect.inspector import Job, parse_targets
+from tl_inspect.inspector.measurement.device import measuring
+from tl_inspect.inspector.processes.capture import captured_output
+from tl_inspect.lint.driver import MEASURE_BUDGET_SECONDS, Inspection, check, fixer, lint, load_settings
+from tl_inspect.model import (SAFE, UNSAFE, Access, Estimate, FileResult, Finding, KernelArtifact, KernelReport,
+                              Layout, RunResult, Verdict)
+from tl_inspect.tir.deepstack import call_on_deep_stack
 
 
 MAX_REPR_KERNELS = 8
@@ -100,6 +108,7 @@ class Kernel:
     def _repr_html_(self) -> str:
         """Jupyter: the HTML report's kernel page (Python and CUDA panes, findings with cost and proof
         under their lines, the access table), self-contained."""
+        # the HTML report's templates and Markdown load only when a notebook shows a kernel
         from tl_inspect.reports.notebook import notebook_html
 
         return notebook_html([self.report], arch=self.artifact.arch, version=__version__)
@@ -110,10 +119,11 @@ class Kernel:
 
     def __rich__(self):
         """A rich console: the kernel's `--format full` output."""
+        # not imported at the top: `reports.formats` lists the formats (and `--help` shows them) in the
+        # order their modules load, and this one must load after the others
         from rich.console import Group
 
         from tl_inspect.reports.terminal import kernel_texts
-        from tl_inspect.files.sources import SourceFiles
 
         return Group(*kernel_texts(self.report, SourceFiles()))
 
@@ -123,7 +133,7 @@ class Report:
     """Everything one inspection produced: its kernels, in file then definition order."""
 
     run: RunResult
-    # (jobs, settings, rules) the files were inspected with: a fix is verified by inspecting them so again
+    # (jobs, settings) the files were inspected with: a fix is verified by inspecting them so again
     inputs: tuple = field(default=(), repr=False, compare=False)
 
     @property
@@ -154,13 +164,7 @@ class Report:
         """The text of the inspected file `path` (without it, the only file) with every verified safe fix
         applied, and the unsafe ones too with `unsafe=True`: what `tl-inspect --fix` would write. The file
         itself is not touched; a file without a verified fix comes back as it is."""
-        from tl_inspect.tir.deepstack import call_on_deep_stack
-        from tl_inspect.fixes.verify import Fixer
-        from tl_inspect.inspector import inspect_jobs
-        from tl_inspect.model import SAFE, UNSAFE
-        from tl_inspect.files.sources import SourceFiles
-
-        jobs, settings, rules = self.inputs
+        jobs, settings = self.inputs
         paths = [job.path for job in jobs]
         if path is None and len(set(paths)) != 1:
             raise ValueError(f"the report holds {len(set(paths))} files: name one of {sorted(set(paths))}")
@@ -169,11 +173,10 @@ class Report:
             raise KeyError(f"{path} is not one of the inspected files {sorted(set(paths))}")
         job, file = jobs[wanted[0]], self.run.files[wanted[0]]
         texts = SourceFiles()
-        fixer = Fixer(settings, rules, lambda batch: inspect_jobs(batch, workers=settings.jobs,
-                                                                   max_memory=settings.max_memory))
+        verifier = fixer(settings)
         reports = [r for r in self.run.reports if r.kernel.file == job.path]
-        states = call_on_deep_stack(fixer.start, [job], [file], reports, texts)
-        fixed = call_on_deep_stack(fixer.fix, states, (SAFE, UNSAFE) if unsafe else (SAFE,))
+        states = call_on_deep_stack(verifier.start, [job], [file], reports, texts)
+        fixed = call_on_deep_stack(verifier.fix, states, (SAFE, UNSAFE) if unsafe else (SAFE,))
         return fixed[0].text if fixed else texts.text(job.path)
 
     def __iter__(self) -> Iterator[Kernel]:
@@ -211,8 +214,8 @@ class Report:
 
 
 def inspect(obj, *, arch: str = DEFAULT_ARCH, select=None, prove: bool = True, measure: bool = False,
-            measure_budget: float = 60.0, gpu: str | None = None, fixes: bool = False, cache: bool = False,
-            **factory_args) -> Report:
+            measure_budget: float = MEASURE_BUDGET_SECONDS, gpu: str | None = None, fixes: bool = False,
+            cache: bool = False, **factory_args) -> Report:
     """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,
     prefixes or slugs; default: the configuration's selection, else every rule on by default).
 
@@ -226,68 +229,38 @@ def inspect(obj, *, arch: str = DEFAULT_ARCH, select=None, prove: bool = True, m
     here, else the shipped H200 one). `fixes=True` verifies each finding's fix by inspecting a fixed copy of
     its file (`Finding.autofix`: verified, or why it is refused), as `tl-inspect --show-fixes` does. `cache=True`
 reuses and stores a path's results in tl-inspect's result cache, as the command line does (never while
-measuring)."""
-    from tl_inspect.lint.checking import all_rules, check_files
-    from tl_inspect.lint.settings import find_config, load_config, resolve_settings
-    from tl_inspect.tir.deepstack import call_on_deep_stack
-    from tl_inspect.inspector.measurement.device import measuring
-    from tl_inspect.files.sources import SourceFiles
-
-    rules = all_rules()
-    config = load_config(find_config(os.getcwd()), rules)
-    settings = resolve_settings(config, rules, select=select, arch=arch, gpu=gpu)
+measuring). A bad setting raises `tl_inspect.lint.settings.ConfigError` with the command line's words."""
+    settings = load_settings(select=select, arch=arch, gpu=gpu)
     if measure and not prove:
         raise ValueError("measure=True times each proof's variant: it needs prove=True")
+    inspection = Inspection(prove=prove, measure=measure, measure_budget=measure_budget, use_cache=cache,
+                            args=factory_args)
     table = settings.cost_table()
-    with measuring(settings.arch, measure_budget if measure else None) as budget:
-        if isinstance(obj, (str, os.PathLike)):
-            jobs, files = _inspect_paths(os.fspath(obj), settings, prove, budget, table, factory_args,
-                                         use_cache=cache and not measure)
-        else:
+    if isinstance(obj, (str, os.PathLike)):
+        targets = parse_targets([os.fspath(obj)])
+        if factory_args and not any(t.only for t in targets):
+            raise TypeError("factory arguments need a FILE.py::factory target")
+        linted = lint(targets, settings, inspection, table)
+    else:
+        with measuring(settings.arch, inspection.measure_seconds) as budget:
             jobs, files = _inspect_object(obj, settings.arch, prove, budget, table, factory_args)
-    texts = SourceFiles()
-    reports, _ = call_on_deep_stack(check_files, jobs, files, settings, rules, texts)
+        linted = check(jobs, files, settings, table)
+    run = linted.run
     if fixes:
-        from tl_inspect.fixes.verify import Fixer
-        from tl_inspect.inspector import inspect_jobs
-
-        fixer = Fixer(settings, rules, lambda batch: inspect_jobs(batch, workers=settings.jobs,
-                                                                   max_memory=settings.max_memory))
-        judged = {(r.kernel.file, r.kernel.name): r for s in call_on_deep_stack(fixer.start, jobs, files, reports, texts)
-                  for r in s.reports}
-        reports = [judged.get((r.kernel.file, r.kernel.name), r) for r in reports]
-    return Report(RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
-                            rules=settings.rules, cost_table=table), inputs=(tuple(jobs), settings, rules))
-
-
-def _inspect_paths(target: str, settings, prove: bool, budget: str, table, factory_args: dict, use_cache: bool):
-    """A file, `FILE.py::name` or a directory (its files that import tilelang), in worker processes."""
-    from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs, parse_targets
-    from tl_inspect.inspector.measurement.device import measure_timeout
-    from tl_inspect.model import FileResult
-
-    targets = parse_targets([target])
-    if factory_args and not any(t.only for t in targets):
-        raise TypeError("factory arguments need a FILE.py::factory target")
-    jobs = [Job(path=t.path, arch=settings.arch, prove=prove, only=t.only, args=factory_args if t.only else {},
-                cases=settings.config.cases_for(t.path), measure_budget=budget, cost_table=table) for t in targets]
-    readable = [job for job, t in zip(jobs, targets) if not t.error]
-    inspected = iter(inspect_jobs(readable, workers=settings.jobs, max_memory=settings.max_memory,
-                                  timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
-                                  use_cache=use_cache, cache_max_mb=settings.config.cache_max_mb))
-    return jobs, [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
+        states = call_on_deep_stack(fixer(settings).start, linted.jobs, run.files, run.reports, linted.texts)
+        judged = {(r.kernel.file, r.kernel.name): r for s in states for r in s.reports}
+        run = dataclasses.replace(run, reports=tuple(judged.get((r.kernel.file, r.kernel.name), r)
+                                                     for r in run.reports))
+    return Report(run, inputs=(linted.jobs, settings))
 
 
 def _inspect_object(obj, arch: str, prove: bool, budget: str, table, factory_args: dict):
     """Compile one kernel object in this process, the way a worker compiles a kernel it discovered."""
-    from tl_inspect.tir.deepstack import call_on_deep_stack
-    from tl_inspect.inspector import Job
-    from tl_inspect.inspector.lowering import hooks
-    from tl_inspect.inspector.processes.capture import captured_output
+    # the caller has imported tilelang to build `obj`: compiling it here imports tilelang's compiler too
     from tl_inspect.inspector.discovery.kernels import is_kernel_object, required_parameters, specs_of
     from tl_inspect.inspector.discovery.origins import user_function
+    from tl_inspect.inspector.lowering import hooks
     from tl_inspect.inspector.lowering.compile import compile_kernel
-    from tl_inspect.model import FileResult
 
     if not (is_kernel_object(obj) or callable(obj)):
         raise TypeError(f"tl_inspect.inspect expects a path, a PrimFunc, a JITKernel or a kernel factory, "

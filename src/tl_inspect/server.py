@@ -20,6 +20,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from tl_inspect._version import __version__
+from tl_inspect.api import inspect
+from tl_inspect.inspector.discovery.targets import tilelang_target
+from tl_inspect.inspector.processes.zygote import kept_warm
 from tl_inspect.model import SAFE, Finding
 from tl_inspect.reports.common import cases_line, one_line
 from tl_inspect.reports.phrases import cost_sentence, proof_summary
@@ -57,9 +60,6 @@ class Checker:
             self._check(path)
 
     def _check(self, path: str) -> None:
-        from tl_inspect.api import inspect
-        from tl_inspect.inspector.discovery.targets import tilelang_target
-
         if not tilelang_target(path):
             # checking imports the file: one that does not import tilelang is not run (a setup.py would be)
             self._publish(path, [])
@@ -183,8 +183,6 @@ def build_server() -> LanguageServer:
 
 
 def serve() -> None:
-    from tl_inspect.inspector.processes.zygote import kept_warm
-
     # stdout is the protocol's channel: whatever else writes to it (a print, a library's C code) goes to stderr
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())

@@ -1,5 +1,5 @@
 """Command line: `tl-inspect PATH...`, `tl-inspect explain FILE[::KERNEL]`, `tl-inspect rule CODE-OR-SLUG`,
-`tl-inspect rules` (the commands are in `tl_inspect.cli.commands`).
+`tl-inspect rules` and the others: a module each beside this one, named by `tl_inspect.cli.dispatch`.
 
 An inspection's critical path is the worker's import of tilelang (about 2 s), so `main` starts the worker
 before it imports anything else: the rules, the configuration and the reporters load beside it.
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
             from tl_inspect.inspector.processes.zygote import start_early
 
             start_early()
-        from tl_inspect.cli.commands import run_command
+        from tl_inspect.cli.dispatch import run_command
 
         return run_command(argv)
     except KeyboardInterrupt:

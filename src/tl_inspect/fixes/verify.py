@@ -15,7 +15,6 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from tl_inspect.lint.checking import check_files
 from tl_inspect.fixes import apply_fixes, compatible, line_map
 from tl_inspect.model import FileResult, Finding, Fix, Verdict
 from tl_inspect.files.sources import SourceFiles
@@ -50,11 +49,11 @@ class _Trial:
 
 
 class Fixer:
-    """Verifies and applies fixes for one run's settings and rules; `inspect(jobs)` inspects files as
-    the run did (the pool of workers, never the cache)."""
+    """Verifies and applies fixes for one run; `lint(jobs)` inspects and checks each job's copy (`Job.source`)
+    as the run did its file, giving a (FileResult, reports) pair per job (tl_inspect.lint.driver.fixer)."""
 
-    def __init__(self, settings, rules: list, inspect):
-        self.settings, self.rules, self.inspect = settings, rules, inspect
+    def __init__(self, lint):
+        self.lint = lint
         self._trials: dict = {}  # (path, text digest) -> _Trial
         self._refused: dict = {}  # a fix's key (fix_key) -> why it failed
 
@@ -121,11 +120,9 @@ class Fixer:
             todo.append((key, job, text))
         if not todo:
             return
-        jobs = [job for _, job, _ in todo]
-        results = self.inspect(jobs)
-        for (key, job, text), result in zip(todo, results):
-            reports, _ = check_files([job], [result], self.settings, self.rules, SourceFiles({job.path: text}))
-            self._trials[key] = _Trial(text, result, tuple(reports))
+        linted = self.lint([job for _, job, _ in todo])
+        for (key, _, text), (result, reports) in zip(todo, linted):
+            self._trials[key] = _Trial(text, result, reports)
 
     def _judged(self, state: FileFixes) -> FileFixes:
         verdicts = {}

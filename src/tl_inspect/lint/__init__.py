@@ -1,2 +1,2 @@
 """The lint run: settings, rule selection, suppressions, baselines, changed lines, case sweeps, merging
-shards, and the one driver that runs the rules over inspected files."""
+shards, the rules over inspected files (`checking`), and the one driver of a run (`driver`)."""

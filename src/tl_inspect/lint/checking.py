@@ -1,5 +1,5 @@
 """Rules over inspected files: every selected rule on every kernel, then each source file's
-suppressions. The command line and the Python API both check this way. Rules never see each other's
+suppressions, as the one lint run (`lint.driver`) checks for every face. Rules never see each other's
 findings: each cause is reported by the one rule that declares it, so a selection only filters."""
 
 from __future__ import annotations
