@@ -86,7 +86,7 @@ def measure(plan_file: str) -> None:
     import torch
 
     from gpu_narrow import median_ms
-    from tl_inspect.inspector.rewrites import primfunc as rewrites
+    from tl_inspect.inspector.lowering.variants import variant_without
 
     tilelang.set_log_level("WARNING")
     with open(plan_file, "rb") as f:
@@ -96,7 +96,7 @@ def measure(plan_file: str) -> None:
     for label, path, factory, arguments, outputs, line, cause, estimate, change in entries:
         try:
             func = _factory(path, factory)(**arguments)
-            built = rewrites.variant_without(func, (cause,))
+            built = variant_without(func, (cause,))
             if built is None or built[1] not in change:
                 raise RuntimeError(f"the rewrite gives {built and built[1]!r}, the proof said {change!r}")
             bad, good = tilelang.compile(func, target="cuda"), tilelang.compile(built[0], target="cuda")
