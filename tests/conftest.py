@@ -1,5 +1,7 @@
-"""Shared helpers: every test that needs compiled kernels goes through the real inspector, or through
-the stored artefacts that tests/compile checks against it (`stored`)."""
+"""Shared helpers of the three tiers: tests/analysis runs the analysis and the rules on stored artefacts
+(`stored`) and imports no compiler; tests/compile compiles with the real inspector and tilelang, and checks
+those artefacts against it; tests/e2e drives the command line, the API, the server, pre-commit and the
+browser. They share one result cache a session, except the tests about the cache (`private_cache`)."""
 
 from __future__ import annotations
 

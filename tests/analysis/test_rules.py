@@ -15,7 +15,7 @@ import re
 import pytest
 
 from report_data import assert_snapshot
-from stored_artefacts import EXAMPLES, FIXTURE_FILES, ROOT, RULES, SOURCES
+from stored_artefacts import EXAMPLES, ROOT, RULES, SOURCES
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.model import KernelReport
 from tl_inspect.rules.base import DOC_HEADINGS, expected_lines

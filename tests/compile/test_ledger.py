@@ -1,15 +1,15 @@
 """The ledger on real kernels lowered by tilelang: threads that work, bytes per launch, gemm FLOPs and
-the bound, and where it shows (JSON, the terminal summary line, the HTML page, explain)."""
+the bound, and where it shows (JSON, the terminal summary line, the HTML page, explain); the bundled
+kernels' ledgers are tested from their stored artefacts (tests/analysis/test_ledger_of_fixtures.py)."""
 
 from __future__ import annotations
 
 import io
 import json
-import os
 
 import pytest
 
-from conftest import FIXTURES, ROOT, import_api_kernels
+from conftest import ROOT, import_api_kernels
 
 import tl_inspect
 from tl_inspect.reports.explain import explain_kernel
@@ -50,14 +50,6 @@ def test_a_thread_guard_leaves_threads_idle(kernels):
     assert (ledger.read_bytes, ledger.written_bytes) == (512, 512)
 
 
-def test_a_lone_thread_walking_its_row_counts_the_elements_it_moves():
-    """`if tx == 0` over a row of 16384: the one working thread's walk has no lane stride (one lane), and
-    is still the work it moves."""
-    path = os.path.join(FIXTURES, "kernels", "vec_thread_walks.py")
-    ledger = tl_inspect.inspect(f"{path}::row_sum_thread_zero", prove=False).kernel().artifact.ledger
-    assert (ledger.threads_working, ledger.threads_launched, ledger.elements_per_thread) == (1, 128, 16384)
-
-
 def test_the_guard_tilelang_adds_counts_too(kernels):
     ledger = ledger_of(kernels.parallel_32)
     assert (ledger.threads_working, ledger.threads_launched, ledger.thread_guard) == (32, 256, "threadIdx.x < 32")
@@ -87,25 +79,6 @@ def test_gemm_flops_intensity_and_the_h200_ridge(kernels):
     assert ledger.requested_intensity == pytest.approx(33554432 / 557056)
     assert ledger.ridge == pytest.approx(989.5e12 / 4.8e12)
     assert (ledger.bound, ledger.requested_bound) == ("compute", "memory")
-
-
-def test_the_gemm_fixture_is_compute_bound_if_the_l2_serves_its_re_reads_and_elementwise_work_is_not():
-    """The bundled 4096^3 GEMM requests 2.0 GiB for 96 MiB of tensors; on the H200 it ran at 544 TFLOP/s with
-    340 MB of DRAM traffic (docs/gpu-impact.md). An elementwise kernel and a norm stay memory-bound, with
-    their arithmetic counted."""
-    from tl_inspect.reports.common import ledger_short
-
-    def short(target):
-        (kernel, *_) = tl_inspect.inspect(os.path.join(FIXTURES, "kernels", target), prove=False)
-        return ledger_short(kernel.artifact.ledger), kernel.artifact.ledger
-
-    gemm, _ = short("clear_gemm.py::matmul_noclear")
-    assert gemm == ("2.0 GiB read, 32.0 MiB written, 96.0 MiB unique, compute-bound at 1365 FLOP/B if the L2 "
-                    "serves the 22x re-reads, memory-bound at 63 FLOP/B if it does not")
-    for target in ("vec_workload.py::iterate_once", "vec_rmsnorm.py::rms_norm_4096"):
-        _, ledger = short(target)
-        assert ledger.bound == ledger.requested_bound == "memory", target
-        assert ledger.intensity > 0, target
 
 
 def test_the_ledger_shows_in_json_terminal_html_and_explain(kernels):

@@ -18,7 +18,7 @@ def test_code_fingerprint_changes_with_the_analysis_not_with_a_rule(tmp_path, mo
 
     try:
         before = fingerprint()
-        for edited in ("analysis/verdicts.py", "indexing.py", "inspector/lowering/compile.py"):
+        for edited in ("analysis/verdicts.py", "tir/indexing.py", "inspector/lowering/compile.py"):
             with open(package / edited, "a") as f:
                 f.write("\n# edited\n")
             after = fingerprint()
@@ -50,7 +50,7 @@ def test_clean_removes_the_results_and_keeps_the_cost_tables(tmp_path):
     # a table `tl-inspect calibrate` fitted (here: a copy of the shipped one) is a measurement, not a result
     (tmp_path / "cache" / "cost").mkdir(parents=True)
     table = tmp_path / "cache" / "cost" / "H200.json"
-    shutil.copyfile(os.path.join(cache._PACKAGE_DIR, "analysis", "cost_tables", "H200.json"), table)
+    shutil.copyfile(os.path.join(cache._PACKAGE_DIR, "gpu", "cost_tables", "H200.json"), table)
 
     def cached() -> bool:
         return json.loads(tl_inspect(kernel, "--format", "json").stdout)["files"][0]["cached"]

@@ -29,7 +29,7 @@ from tl_inspect.files.sources import read_bounded
 
 MAX_ENTRY_BYTES = 256 << 20
 DEFAULT_MAX_MB = 512  # entries are 70-250 KB: some thousands of files
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def cache_dir() -> str:
