@@ -1,5 +1,5 @@
 """One 64 x 64 fp32 fragment scaled in place, launched with 128, 256 and 512 threads: the layout
-pictures of the HTML report must stay readable at each (tests/test_reports.py, test_report_browser.py)."""
+pictures of the HTML report must stay readable at each (tests/e2e/test_reports.py, test_report_browser.py)."""
 
 import tilelang.language as T
 

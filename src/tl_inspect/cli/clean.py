@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tl_inspect.cli.usage import EXIT_CLEAN
+from tl_inspect.files.cache_dir import cache_dir
 from tl_inspect.inspector.processes import cache
 from tl_inspect.wording import byte_size, plural
 
@@ -14,5 +15,5 @@ def clean(argv: list[str]) -> int:
                             description="Remove every cached inspection result (the calibrated cost tables "
                                         "are kept).").parse_args(argv)
     removed, size = cache.clean()
-    print(f"tl-inspect: removed {plural(removed, 'cached result')} ({byte_size(size)}) from {cache.cache_dir()}")
+    print(f"tl-inspect: removed {plural(removed, 'cached result')} ({byte_size(size)}) from {cache_dir()}")
     return EXIT_CLEAN

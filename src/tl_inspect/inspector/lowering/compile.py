@@ -22,6 +22,7 @@ from tvm.target import Target
 from tl_inspect.tir import nodes as ir
 from tl_inspect.gpu import cost_table
 from tl_inspect.analysis.pipeline import analyse
+from tl_inspect.analysis.recording import recorded
 from tl_inspect.inspector.lowering import accesses
 from tl_inspect.inspector.lowering import banks
 from tl_inspect.inspector.lowering import convert
@@ -63,7 +64,8 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
         base["line"] = prim_func_line(prim_func) or None
         artifact, rebuild, variants = _lower(prim_func, pass_configs, job, user_file, base, capture, spec.call)
         table = cost_table.of(job.cost_table)
-        artifact = replace(analyse(artifact, table, rebuild if job.prove else None), cost_table=table)
+        with recorded(job.record_analysis, artifact, rebuild if job.prove else None) as proving:
+            artifact = replace(analyse(artifact, table, proving), cost_table=table)
         if job.measure_budget:
             from tl_inspect.inspector.measurement.device import Budget
             from tl_inspect.inspector.measurement.measure import measure_kernel

@@ -31,3 +31,6 @@ class Job:
     # the file's text to inspect in place of what is on disk: a fix being verified (tl_inspect.fixes), which
     # must not touch the user's file; None: the file as it is
     source: str | None = None
+    # a folder the worker writes each kernel's analysis inputs to (tl_inspect.analysis.recording), from which
+    # tests/compile keeps the artefacts tests/analysis runs on; "" records nothing
+    record_analysis: str = ""
