@@ -81,16 +81,24 @@ def cold_start(path: str = COLD_FILE, rounds: int = COLD_ROUNDS) -> tuple[float,
     machine's load falls on both."""
     floors, colds, kernels = [], [], 0
     with tempfile.TemporaryDirectory() as cache:
-        floor_env = {**os.environ, "TILELANG_DISABLE_CACHE": "1", "TILELANG_CACHE_DIR": cache,
-                     "TILELANG_PRINT_ON_COMPILATION": "0"}
+        floor_env = {
+            **os.environ,
+            "TILELANG_DISABLE_CACHE": "1",
+            "TILELANG_CACHE_DIR": cache,
+            "TILELANG_PRINT_ON_COMPILATION": "0",
+        }
         cold_env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
         for round_ in range(rounds):
-            for side in (("floor", "cold") if round_ % 2 == 0 else ("cold", "floor")):
-                command = ([sys.executable, "-c", LOWER_ONLY, path] if side == "floor"
-                           else [sys.executable, "-m", "tl_inspect", path, "--no-cache", "-j1"])
+            for side in ("floor", "cold") if round_ % 2 == 0 else ("cold", "floor"):
+                command = (
+                    [sys.executable, "-c", LOWER_ONLY, path]
+                    if side == "floor"
+                    else [sys.executable, "-m", "tl_inspect", path, "--no-cache", "-j1"]
+                )
                 started = time.perf_counter()
-                proc = subprocess.run(command, env=floor_env if side == "floor" else cold_env, cwd=ROOT,
-                                      capture_output=True, text=True)
+                proc = subprocess.run(
+                    command, env=floor_env if side == "floor" else cold_env, cwd=ROOT, capture_output=True, text=True
+                )
                 (floors if side == "floor" else colds).append(time.perf_counter() - started)
                 if proc.returncode not in ((0,) if side == "floor" else (0, 1)):
                     raise SystemExit(f"the {side} run failed:\n{proc.stderr[-3000:]}")
@@ -101,11 +109,17 @@ def cold_start(path: str = COLD_FILE, rounds: int = COLD_ROUNDS) -> tuple[float,
 
 def bare_compile(paths: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "TILELANG_DISABLE_CACHE": "1", "TILELANG_CACHE_DIR": cache,
-               "TILELANG_PRINT_ON_COMPILATION": "0", "PYTHONPATH": os.path.join(ROOT, "src"),
-               "TILELANG_DEFAULT_TARGET": json.dumps({"kind": "cuda", "arch": "sm_90a"})}
-        proc = subprocess.run([sys.executable, "-c", BARE_COMPILE, *paths], capture_output=True, text=True,
-                              env=env, cwd=ROOT)
+        env = {
+            **os.environ,
+            "TILELANG_DISABLE_CACHE": "1",
+            "TILELANG_CACHE_DIR": cache,
+            "TILELANG_PRINT_ON_COMPILATION": "0",
+            "PYTHONPATH": os.path.join(ROOT, "src"),
+            "TILELANG_DEFAULT_TARGET": json.dumps({"kind": "cuda", "arch": "sm_90a"}),
+        }
+        proc = subprocess.run(
+            [sys.executable, "-c", BARE_COMPILE, *paths], capture_output=True, text=True, env=env, cwd=ROOT
+        )
     if proc.returncode != 0:
         raise SystemExit(f"bare compile failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -114,8 +128,18 @@ def bare_compile(paths: list[str]) -> dict:
 def tl_inspect(paths: list[str], jobs: int | None, *options: str) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as out:
         report = os.path.join(out, "report.json")
-        args = [sys.executable, "-m", "tl_inspect", *paths, "--format", "json", "-o", report, "--exit-zero",
-                "--no-cache"]
+        args = [
+            sys.executable,
+            "-m",
+            "tl_inspect",
+            *paths,
+            "--format",
+            "json",
+            "-o",
+            report,
+            "--exit-zero",
+            "--no-cache",
+        ]
         if jobs:
             args += ["-j", str(jobs)]
         args += options
@@ -144,20 +168,32 @@ def main() -> None:
     proofs = sum(1 for k in document["kernels"] for a in k.get("accesses", ()) if a["proof"])
     kernels = [k for k in document["kernels"] if k["name"] != "<module>"]
     memory = peak_worker_memory(paths)
-    print(f"kernels: {len(kernels)} inspected, {bare['compiled']} compiled bare "
-          f"({len(bare['failed'])} failed bare: {', '.join(bare['failed']) or 'none'})")
+    print(
+        f"kernels: {len(kernels)} inspected, {bare['compiled']} compiled bare "
+        f"({len(bare['failed'])} failed bare: {', '.join(bare['failed']) or 'none'})"
+    )
     print(f"bare tilelang.compile (import + nvcc, one process): {bare['seconds']:.1f} s")
-    print(f"tl-inspect -j1:                                     {serial_s:.1f} s  ratio {serial_s / bare['seconds']:.2f}x")
-    print(f"tl-inspect -j{os.cpu_count()} (default):                          "
-          f"{parallel_s:.1f} s  ratio {parallel_s / bare['seconds']:.2f}x")
-    print(f"tl-inspect -j1 --no-proofs:                         {unproven_s:.1f} s  proofs add "
-          f"{serial_s / unproven_s:.2f}x ({proofs} proven accesses; target <= 1.30x)")
+    print(
+        f"tl-inspect -j1:                                     {serial_s:.1f} s  ratio {serial_s / bare['seconds']:.2f}x"
+    )
+    print(
+        f"tl-inspect -j{os.cpu_count()} (default):                          "
+        f"{parallel_s:.1f} s  ratio {parallel_s / bare['seconds']:.2f}x"
+    )
+    print(
+        f"tl-inspect -j1 --no-proofs:                         {unproven_s:.1f} s  proofs add "
+        f"{serial_s / unproven_s:.2f}x ({proofs} proven accesses; target <= 1.30x)"
+    )
     floor_s, cold_s, lowered = cold_start()
-    print(f"cold run of {os.path.relpath(COLD_FILE, ROOT)} ({lowered} kernels), medians of {COLD_ROUNDS}: "
-          f"floor (import tilelang + lower each) {floor_s:.2f} s, tl-inspect --no-cache -j1 {cold_s:.2f} s, "
-          f"ratio {cold_s / floor_s:.2f}x (target <= 1.10x)")
-    print(f"peak RSS per worker: max {max(memory):.0f} MB, mean {sum(memory) / len(memory):.0f} MB "
-          f"over {len(memory)} workers (target < 2048 MB)")
+    print(
+        f"cold run of {os.path.relpath(COLD_FILE, ROOT)} ({lowered} kernels), medians of {COLD_ROUNDS}: "
+        f"floor (import tilelang + lower each) {floor_s:.2f} s, tl-inspect --no-cache -j1 {cold_s:.2f} s, "
+        f"ratio {cold_s / floor_s:.2f}x (target <= 1.10x)"
+    )
+    print(
+        f"peak RSS per worker: max {max(memory):.0f} MB, mean {sum(memory) / len(memory):.0f} MB "
+        f"over {len(memory)} workers (target < 2048 MB)"
+    )
 
 
 if __name__ == "__main__":

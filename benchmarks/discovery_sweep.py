@@ -46,9 +46,27 @@ def main() -> int:
     options = parser.parse_args()
     output = options.json or os.path.join(tempfile.mkdtemp(), "sweep.json")
     folder = os.path.abspath(options.examples)
-    subprocess.run([sys.executable, "-m", "tl_inspect.cli", "-j", str(options.jobs), "--no-proofs", "--timeout",
-                    str(options.timeout), "--no-cache", "--format", "json", "-o", output, os.path.basename(folder)],
-                   cwd=os.path.dirname(folder), stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tl_inspect.cli",
+            "-j",
+            str(options.jobs),
+            "--no-proofs",
+            "--timeout",
+            str(options.timeout),
+            "--no-cache",
+            "--format",
+            "json",
+            "-o",
+            output,
+            os.path.basename(folder),
+        ],
+        cwd=os.path.dirname(folder),
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
     with open(output, encoding="utf-8") as report:
         print_sweep(json.load(report), os.path.dirname(folder))
     return 0
@@ -62,8 +80,10 @@ def print_sweep(report: dict, root: str) -> None:
     defining = [path for path in files if DEFINES_KERNELS.search(_source(os.path.join(root, path)))]
     inspected = [path for path in defining if any(k["status"] == "ok" for k in kernels.get(path, []))]
     inferred = [k for ks in kernels.values() for k in ks if " line " in (k.get("discovered_as") or "")]
-    print(f"files: {len(files)} read, {len(defining)} define kernels, {len(inspected)} inspected "
-          f"({100 * len(inspected) / max(len(defining), 1):.1f} %)")
+    print(
+        f"files: {len(files)} read, {len(defining)} define kernels, {len(inspected)} inspected "
+        f"({100 * len(inspected) / max(len(defining), 1):.1f} %)"
+    )
     print(f"cases inferred from calls: {len(inferred)}, compiled: {sum(k['status'] == 'ok' for k in inferred)}")
     missed = collections.defaultdict(list)
     for path in sorted(set(defining) - set(inspected)):

@@ -35,10 +35,20 @@ CASES = [
     ("bf16_cast_naive", "fixtures/kernels/vec_cast.py", "to_bfloat16_one_per_thread", {"N": N28}, 1),
     ("scale_naive", "fixtures/kernels/vec_elementwise_1d.py", "scale_one_per_thread", {"N": N28}, 1),
     ("add_explicit_index", "src/tl_inspect/gpu/calibration/access_kernels.py", "add_explicit_index", {"N": N28}, 1),
-    ("relu_threads_and_block", "fixtures/kernels/vec_grow_tile.py", "relu", {"N": N28, "threads": 128,
-                                                                             "block": 128}, 1),
-    ("relu_odd_grid", "fixtures/kernels/vec_grow_tile.py", "relu", {"N": ((1 << 21) + 1) * 128, "threads": 128,
-                                                                    "block": 128}, 1),
+    (
+        "relu_threads_and_block",
+        "fixtures/kernels/vec_grow_tile.py",
+        "relu",
+        {"N": N28, "threads": 128, "block": 128},
+        1,
+    ),
+    (
+        "relu_odd_grid",
+        "fixtures/kernels/vec_grow_tile.py",
+        "relu",
+        {"N": ((1 << 21) + 1) * 128, "threads": 128, "block": 128},
+        1,
+    ),
     ("shuffled", "fixtures/kernels/vec_index_patterns.py", "channel_shuffle", {"M": 1 << 20, "C": 256}, 1),
     ("rolled", "fixtures/kernels/vec_index_patterns.py", "roll", {"M": 1 << 20, "D": 256, "shift": 3}, 1),
     ("reversed_walk", "fixtures/kernels/vec_index_patterns.py", "reverse", {"N": N28}, 1),
@@ -47,8 +57,20 @@ CASES = [
     ("iterate_once", "fixtures/kernels/vec_workload.py", "iterate", {"N": (1 << 26) + 1, "rounds": 1}, 1),
     ("row_sum_range", "src/tl_inspect/gpu/calibration/access_kernels.py", "row_walk", {"M": 1 << 21, "N": 256}, 1),
     ("row_sum_prefix", "src/tl_inspect/gpu/calibration/access_kernels.py", "row_walk", {"M": 1 << 21, "N": 250}, 1),
-    ("row_sum_one_thread", "src/tl_inspect/gpu/calibration/access_kernels.py", "row_lone_thread", {"M": 8192, "N": 16384}, 1),
-    ("row_sum_thread_zero", "src/tl_inspect/gpu/calibration/access_kernels.py", "row_thread_zero", {"M": 8192, "N": 16384}, 1),
+    (
+        "row_sum_one_thread",
+        "src/tl_inspect/gpu/calibration/access_kernels.py",
+        "row_lone_thread",
+        {"M": 8192, "N": 16384},
+        1,
+    ),
+    (
+        "row_sum_thread_zero",
+        "src/tl_inspect/gpu/calibration/access_kernels.py",
+        "row_thread_zero",
+        {"M": 8192, "N": 16384},
+        1,
+    ),
     ("gemv_naive", "fixtures/kernels/vec_thread_walks.py", "naive_gemv", {"N": 16384, "K": 16384}, 1),
     ("rope_gptj", "fixtures/kernels/vec_rope.py", "rope_interleaved", {"S": 65536, "H": 32, "D": 128}, 1),
 ]
@@ -84,8 +106,8 @@ def plan(out: str, labels: list[str]) -> None:
 def measure(plan_file: str) -> None:
     import tilelang
     import torch
-
     from gpu_narrow import median_ms
+
     from tl_inspect.inspector.lowering.variants import variant_without
 
     tilelang.set_log_level("WARNING")
@@ -101,11 +123,17 @@ def measure(plan_file: str) -> None:
                 raise RuntimeError(f"the rewrite gives {built and built[1]!r}, the proof said {change!r}")
             bad, good = tilelang.compile(func, target="cuda"), tilelang.compile(built[0], target="cuda")
             bad_ms, good_ms, measured, agree = _time_pair(func, built[0], outputs, bad, good, torch, median_ms)
-            print(f"| {label} | {line} | {cause.kind} | {built[1]} | {estimate:.2f} | {bad_ms:.3f} / {good_ms:.3f} | "
-                  f"**{measured:.2f}** | {'yes' if agree else 'NO'} |", flush=True)
+            print(
+                f"| {label} | {line} | {cause.kind} | {built[1]} | {estimate:.2f} | {bad_ms:.3f} / {good_ms:.3f} | "
+                f"**{measured:.2f}** | {'yes' if agree else 'NO'} |",
+                flush=True,
+            )
         except Exception as exc:  # one broken case must not cost the whole (leased) run
-            print(f"| {label} | {line} | {cause.kind} | {change} | {estimate:.2f} | - | - | error: "
-                  f"{type(exc).__name__}: {str(exc)[:160]} |", flush=True)
+            print(
+                f"| {label} | {line} | {cause.kind} | {change} | {estimate:.2f} | - | - | error: "
+                f"{type(exc).__name__}: {str(exc)[:160]} |",
+                flush=True,
+            )
         torch.cuda.empty_cache()
     print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}, tilelang {tilelang.__version__}")
 
@@ -115,6 +143,7 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
     leading part of a padded form's), their trailing `outputs` parameters compared; `flush` as median_ms's,
     and with it --measure's launch count, copies of the inputs and statistic."""
     from gpu_narrow import launch_ms
+
     from tl_inspect.inspector.measurement.measure import copies_of, launch_count, typical_ms
 
     runs = []
@@ -141,8 +170,10 @@ def _time_pair(bad_func, good_func, outputs: int, bad, good, torch, median_ms, f
         # flushed launches of a few microseconds need as many samples, and as many allocations of their
         # inputs, as --measure takes to hold still
         count = launch_count(min(bad_bytes, good_bytes))
-        bad_ms, good_ms = (typical_ms(launch_ms(_rotating(kernel, args, copies_of(nbytes)), flush, count))
-                           for kernel, args, nbytes in ((bad_k, bad_args, bad_bytes), (good_k, good_args, good_bytes)))
+        bad_ms, good_ms = (
+            typical_ms(launch_ms(_rotating(kernel, args, copies_of(nbytes)), flush, count))
+            for kernel, args, nbytes in ((bad_k, bad_args, bad_bytes), (good_k, good_args, good_bytes))
+        )
     return bad_ms, good_ms, (bad_ms / bad_bytes) / (good_ms / good_bytes), agree
 
 
@@ -159,7 +190,7 @@ def _at_size(cost) -> float:
 
 def _leading(tensor, like):
     """The part of `tensor` (a padded form's, longer or with wider rows) that lines up with `like`."""
-    return tensor[:like.shape[0]] if like.dim() == 1 else tensor[:, :like.shape[1]]
+    return tensor[: like.shape[0]] if like.dim() == 1 else tensor[:, : like.shape[1]]
 
 
 def _proof_pair(spec, access, arch: str) -> tuple:
@@ -188,13 +219,13 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
     `json_out`: also write each row's figures there, for fitting the model offline."""
     import tilelang
     import torch
+    from gpu_narrow import median_ms
     from tvm.target import Target
 
     import tl_inspect
-    from gpu_narrow import median_ms
-    from tl_inspect.inspector.lowering import hooks
     from tl_inspect.inspector.discovery.kernels import discover
     from tl_inspect.inspector.discovery.loading import import_user_file
+    from tl_inspect.inspector.lowering import hooks
     from tl_inspect.inspector.processes.job import Job
 
     tilelang.set_log_level("WARNING")
@@ -207,8 +238,10 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
                     continue
                 size = f"{finding.cost.launch_bytes / 1e6:.0f}" if finding.cost.launch_bytes else "?"
                 at_size = f"{finding.cost.at_size:.2f}" if finding.cost.at_size is not None else "-"
-                where = (f"| {kernel.file} | {kernel.name} | {finding.line} | {finding.slug} | {size} | "
-                         f"{finding.cost.estimate:.2f} | {at_size} |")
+                where = (
+                    f"| {kernel.file} | {kernel.name} | {finding.line} | {finding.slug} | {size} | "
+                    f"{finding.cost.estimate:.2f} | {at_size} |"
+                )
                 got = finding.cost.measured
                 if got is None:
                     rows.append((where, finding, None, f" {finding.cost.unmeasured or 'not measured'} | - | - | - |"))
@@ -220,25 +253,39 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
                             raise RuntimeError(f"importing {kernel.file}: {error}")
                         specs[kernel.file] = {(s.name, s.case): s for s in discover(module, Job(path=kernel.file))[0]}
                     access = next(a for a in kernel.accesses if a.line == finding.line and a.proof == finding.proof)
-                    func, variant = _proof_pair(specs[kernel.file][(kernel.name, kernel.artifact.case)], access,
-                                                kernel.artifact.arch)
+                    func, variant = _proof_pair(
+                        specs[kernel.file][(kernel.name, kernel.artifact.case)], access, kernel.artifact.arch
+                    )
                     rows.append((where, finding, len(pairs), ""))
                     pairs.append((func, variant))
                 except Exception as exc:  # one pair that cannot be rebuilt must not cost the whole (leased) run
-                    rows.append((where, finding, None, f" {got.slowdown:.2f} | error: {type(exc).__name__}: "
-                                                       f"{str(exc)[:120]} | - | - |"))
-    kernels = tilelang.par_compile([f for pair in pairs for f in pair], target=Target(hooks.cuda_target("sm_90")),
-                                   ignore_error=True)
+                    rows.append(
+                        (
+                            where,
+                            finding,
+                            None,
+                            f" {got.slowdown:.2f} | error: {type(exc).__name__}: {str(exc)[:120]} | - | - |",
+                        )
+                    )
+    kernels = tilelang.par_compile(
+        [f for pair in pairs for f in pair], target=Target(hooks.cuda_target("sm_90")), ignore_error=True
+    )
     # as --measure does: no launch finds its data in the L2 (50 MB on an H200, more than many fixtures move)
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
-    print("| file | kernel | line | rule | MB a launch | estimate | at this size | --measure | this harness | "
-          "agree (5 %) | at-size estimate within 20 % |")
+    print(
+        "| file | kernel | line | rule | MB a launch | estimate | at this size | --measure | this harness | "
+        "agree (5 %) | at-size estimate within 20 % |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     records = []
     for where, finding, index, text in rows:
-        record = {"row": where, "estimate": finding.cost.estimate, "at_size": finding.cost.at_size,
-                  "launch_bytes": finding.cost.launch_bytes,
-                  "measured": None if finding.cost.measured is None else finding.cost.measured.as_dict()}
+        record = {
+            "row": where,
+            "estimate": finding.cost.estimate,
+            "at_size": finding.cost.at_size,
+            "launch_bytes": finding.cost.launch_bytes,
+            "measured": None if finding.cost.measured is None else finding.cost.measured.as_dict(),
+        }
         records.append(record)
         if index is not None:
             got = finding.cost.measured
@@ -247,8 +294,10 @@ def measured(paths: list[str], budget: float, json_out: str | None = None) -> No
                 *_, again, _ = _time_pair(func, variant, 1, bad, good, torch, median_ms, flush)
                 record["harness"] = again
                 agrees = abs(got.slowdown / again - 1) <= 0.05
-                text = (f" {got.slowdown:.2f} | {again:.2f} | {'yes' if agrees else 'NO'}"
-                        f" | {'yes' if abs(_at_size(finding.cost) / got.slowdown - 1) <= 0.20 else 'no'} |")
+                text = (
+                    f" {got.slowdown:.2f} | {again:.2f} | {'yes' if agrees else 'NO'}"
+                    f" | {'yes' if abs(_at_size(finding.cost) / got.slowdown - 1) <= 0.20 else 'no'} |"
+                )
             except Exception as exc:  # noqa: BLE001 - as above
                 text = f" {got.slowdown:.2f} | error: {type(exc).__name__}: {str(exc)[:120]} | - | - |"
             torch.cuda.empty_cache()
@@ -264,8 +313,9 @@ def main() -> int:
     parser.add_argument("plan_file", nargs="?", help="the plan to measure (on a GPU)")
     parser.add_argument("--plan", metavar="OUT", help="no GPU: inspect the cases and write the plan")
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
-    parser.add_argument("--measured", nargs="+", metavar="PATH",
-                        help="on a GPU: --measure PATH, checked by this harness")
+    parser.add_argument(
+        "--measured", nargs="+", metavar="PATH", help="on a GPU: --measure PATH, checked by this harness"
+    )
     parser.add_argument("--json", metavar="OUT", help="with --measured: also write each row's figures as JSON")
     parser.add_argument("--budget", type=float, default=600.0, help="--measure-budget for --measured (seconds)")
     options = parser.parse_args()

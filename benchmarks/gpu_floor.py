@@ -21,8 +21,16 @@ import subprocess
 import sys
 
 # the performance rules: a finding of these says the kernel is slower than it could be
-PERFORMANCE = {"scalarized-load", "lane-dependent-predicate", "underfilled-gpu", "shared-bank-conflict",
-               "unpipelined-copy", "replicated-reduce-input", "reduce-from-shared", "far-from-floor"}
+PERFORMANCE = {
+    "scalarized-load",
+    "lane-dependent-predicate",
+    "underfilled-gpu",
+    "shared-bank-conflict",
+    "unpipelined-copy",
+    "replicated-reduce-input",
+    "reduce-from-shared",
+    "far-from-floor",
+}
 WITHIN = 1.5  # the estimated gap is to be within this factor of the measured one
 FAR = 1.5  # a kernel measured this far from its floor is to have a finding
 QUIET_BYTES, QUIET_GAP = 16e6, 1.3
@@ -45,16 +53,34 @@ def _paths(given: list) -> list:
 def measure(paths: list, output: str, jobs: int, budget: int) -> int:
     kernels = []
     for start in range(0, len(paths), PER_CALL):
-        chunk = paths[start:start + PER_CALL]
-        done = subprocess.run([sys.executable, "-m", "tl_inspect", "--measure", "--no-proofs", "--no-cache",
-                               "--format", "json", "--exit-zero", "-j", str(jobs), "--measure-budget", str(budget),
-                               *chunk], capture_output=True, text=True)
+        chunk = paths[start : start + PER_CALL]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tl_inspect",
+                "--measure",
+                "--no-proofs",
+                "--no-cache",
+                "--format",
+                "json",
+                "--exit-zero",
+                "-j",
+                str(jobs),
+                "--measure-budget",
+                str(budget),
+                *chunk,
+            ],
+            capture_output=True,
+            text=True,
+        )
         try:
             kernels += json.loads(done.stdout)["kernels"]
         except ValueError:
             print(f"gpu_floor: {' '.join(chunk)}: no JSON ({done.stderr.strip().splitlines()[-1:]})", flush=True)
-        print(f"gpu_floor: {min(start + PER_CALL, len(paths))} of {len(paths)} paths, {len(kernels)} kernels",
-              flush=True)
+        print(
+            f"gpu_floor: {min(start + PER_CALL, len(paths))} of {len(paths)} paths, {len(kernels)} kernels", flush=True
+        )
         # written after every call: a run cut short keeps what it measured
         with open(output, "w") as f:
             json.dump({"kernels": kernels}, f)
@@ -100,26 +126,45 @@ def report(measured_path: str, inspected_path: str | None) -> int:
         if k is None or not estimate.get("floor_us") or key[1] in DATA_DEPENDENT:
             continue
         time_us = m["measured"]["time_us"]
-        rows.append({"file": key[0], "name": key[1], "mb": (k["ledger"] or {}).get("unique_bytes") or 0,
-                     "measured_us": time_us, "measured_gap": time_us / estimate["floor_us"],
-                     "estimate_us": estimate["time_us"], "estimated_gap": estimate["gap"],
-                     "limited_by": estimate["limited_by"], "floor_us": estimate["floor_us"],
-                     "blocks": (k["ledger"] or {}).get("blocks"),
-                     "findings": sorted({f["slug"] for f in k["findings"] if f["slug"] in PERFORMANCE}),
-                     # findings a rebuilt kernel proved: the one kind a kernel near its floor may still get
-                     "unproven": sorted({f["slug"] for f in k["findings"] if f["slug"] in PERFORMANCE
-                                         and isinstance(f.get("evidence"), dict)
-                                         and f["evidence"]["kind"] == "static"})})
+        rows.append(
+            {
+                "file": key[0],
+                "name": key[1],
+                "mb": (k["ledger"] or {}).get("unique_bytes") or 0,
+                "measured_us": time_us,
+                "measured_gap": time_us / estimate["floor_us"],
+                "estimate_us": estimate["time_us"],
+                "estimated_gap": estimate["gap"],
+                "limited_by": estimate["limited_by"],
+                "floor_us": estimate["floor_us"],
+                "blocks": (k["ledger"] or {}).get("blocks"),
+                "findings": sorted({f["slug"] for f in k["findings"] if f["slug"] in PERFORMANCE}),
+                # findings a rebuilt kernel proved: the one kind a kernel near its floor may still get
+                "unproven": sorted(
+                    {
+                        f["slug"]
+                        for f in k["findings"]
+                        if f["slug"] in PERFORMANCE
+                        and isinstance(f.get("evidence"), dict)
+                        and f["evidence"]["kind"] == "static"
+                    }
+                ),
+            }
+        )
     rows.sort(key=lambda r: -r["measured_gap"])
-    print("| kernel | MB unique | floor us | measured us | measured gap | estimated us | estimated gap | ratio | "
-          "limited by | performance findings |")
+    print(
+        "| kernel | MB unique | floor us | measured us | measured gap | estimated us | estimated gap | ratio | "
+        "limited by | performance findings |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         gap = r["estimated_gap"]
         estimated, ratio = ("-", "-") if gap is None else (f"{gap:.2f}x", f"{gap / r['measured_gap']:.2f}")
-        print(f"| {r['name']} | {r['mb'] / 1e6:.1f} | {r['floor_us']:.1f} | {r['measured_us']:.1f} | "
-              f"{r['measured_gap']:.2f}x | {r['estimate_us']:.1f} | {estimated} | {ratio} | {r['limited_by']} | "
-              f"{', '.join(r['findings']) or '-'} |")
+        print(
+            f"| {r['name']} | {r['mb'] / 1e6:.1f} | {r['floor_us']:.1f} | {r['measured_us']:.1f} | "
+            f"{r['measured_gap']:.2f}x | {r['estimate_us']:.1f} | {estimated} | {ratio} | {r['limited_by']} | "
+            f"{', '.join(r['findings']) or '-'} |"
+        )
     gapped = [r for r in rows if r["estimated_gap"]]
     within = [r for r in gapped if 1 / WITHIN <= r["estimated_gap"] / r["measured_gap"] <= WITHIN]
     far = [r for r in rows if r["measured_gap"] >= FAR]
@@ -127,28 +172,43 @@ def report(measured_path: str, inspected_path: str | None) -> int:
     near = [r for r in rows if r["mb"] >= QUIET_BYTES and r["measured_gap"] < QUIET_GAP and r["findings"]]
     loud = [r for r in near if r["unproven"]]
     underfilled = [r for r in rows if "underfilled-gpu" in r["findings"] and (r["blocks"] or 0) >= 128]
-    print(f"\n{len(rows)} kernels timed; {len(gapped)} with an estimated gap ({len(rows) - len(gapped)} without: "
-          f"the ledger cannot count their work)")
-    print(f"estimated gap within {WITHIN}x of the measured one: {len(within)} of {len(gapped)} "
-          f"({100 * len(within) / max(len(gapped), 1):.0f} %)")
-    print(f"Spearman rank correlation of the two gaps: "
-          f"{spearman([r['estimated_gap'] for r in gapped], [r['measured_gap'] for r in gapped]):.3f}")
+    print(
+        f"\n{len(rows)} kernels timed; {len(gapped)} with an estimated gap ({len(rows) - len(gapped)} without: "
+        f"the ledger cannot count their work)"
+    )
+    print(
+        f"estimated gap within {WITHIN}x of the measured one: {len(within)} of {len(gapped)} "
+        f"({100 * len(within) / max(len(gapped), 1):.0f} %)"
+    )
+    print(
+        f"Spearman rank correlation of the two gaps: "
+        f"{spearman([r['estimated_gap'] for r in gapped], [r['measured_gap'] for r in gapped]):.3f}"
+    )
     # a kernel without a finding may still be explained: its estimate is far from the floor too and says why
     explained = [r for r in silent if r["estimated_gap"] >= FAR]
     missed = [r for r in silent if r["estimated_gap"] < FAR]
-    print(f"measured {FAR}x or more from the floor: {len(far)}; with no performance finding: {len(silent)}, of "
-          f"which {len(explained)} estimated {FAR}x or more with what limits them"
-          + "".join(f"\n  {r['name']}: estimated {r['estimated_gap']:.2f}x, limited by {r['limited_by']}"
-                    for r in explained)
-          + f"\nmissed (no finding, estimated under {FAR}x): {len(missed)}"
-          + "".join(f"\n  {r['name']}: measured {r['measured_gap']:.2f}x, estimated {r['estimated_gap']:.2f}x"
-                    for r in missed))
-    print(f"kernels of {QUIET_BYTES / 1e6:.0f} MB or more measured within {QUIET_GAP}x with a performance finding: "
-          f"{len(near)}" + (f" ({', '.join(r['name'] for r in near)})" if near else "")
-          + f"; of them with one no rebuilt kernel proves: {len(loud)}"
-          + (f" ({', '.join(r['name'] for r in loud)})" if loud else ""))
-    print(f"underfilled-gpu at 128 blocks or more: {len(underfilled)}"
-          + (f" ({', '.join(r['name'] for r in underfilled)})" if underfilled else ""))
+    print(
+        f"measured {FAR}x or more from the floor: {len(far)}; with no performance finding: {len(silent)}, of "
+        f"which {len(explained)} estimated {FAR}x or more with what limits them"
+        + "".join(
+            f"\n  {r['name']}: estimated {r['estimated_gap']:.2f}x, limited by {r['limited_by']}" for r in explained
+        )
+        + f"\nmissed (no finding, estimated under {FAR}x): {len(missed)}"
+        + "".join(
+            f"\n  {r['name']}: measured {r['measured_gap']:.2f}x, estimated {r['estimated_gap']:.2f}x" for r in missed
+        )
+    )
+    print(
+        f"kernels of {QUIET_BYTES / 1e6:.0f} MB or more measured within {QUIET_GAP}x with a performance finding: "
+        f"{len(near)}"
+        + (f" ({', '.join(r['name'] for r in near)})" if near else "")
+        + f"; of them with one no rebuilt kernel proves: {len(loud)}"
+        + (f" ({', '.join(r['name'] for r in loud)})" if loud else "")
+    )
+    print(
+        f"underfilled-gpu at 128 blocks or more: {len(underfilled)}"
+        + (f" ({', '.join(r['name'] for r in underfilled)})" if underfilled else "")
+    )
     return 0
 
 

@@ -158,19 +158,25 @@ def main() -> None:
     a = torch.randn(M, N, device=dev, dtype=torch.float16)
     b = torch.empty(N, M, device=dev, dtype=torch.float16)
     rows.append(bandwidth_row("transpose fp16 16384^2, direct T.Parallel", transpose_direct(M, N), (a, b), M * N * 4))
-    rows.append(bandwidth_row("transpose fp16 16384^2, via shared tile (128-bit loads)", transpose_shared(M, N), (a, b), M * N * 4))
+    rows.append(
+        bandwidth_row(
+            "transpose fp16 16384^2, via shared tile (128-bit loads)", transpose_shared(M, N), (a, b), M * N * 4
+        )
+    )
     del a, b
     M, N, G = 16384, 4096, 8
     v = torch.randn(M, N, device=dev, dtype=torch.float16)
     out = torch.empty(M, N // G, device=dev, dtype=torch.float32)
     moved = M * N * 2 + M * (N // G) * 4
-    rows.append(bandwidth_row("group sum, acc[i // 8] += V[bx, i] (fragment RMW)", group_sum_rmw(M, N, G), (v, out), moved))
+    rows.append(
+        bandwidth_row("group sum, acc[i // 8] += V[bx, i] (fragment RMW)", group_sum_rmw(M, N, G), (v, out), moved)
+    )
     rows.append(bandwidth_row("group sum, T.reduce_sum over (N/8, 8)", group_sum_reduce(M, N, G), (v, out), moved))
     print("\n".join(rows))
 
     print()
     A = torch.randn(128, 512, device=dev, dtype=torch.float32)
-    reference = sum(A[:, k * 32:(k + 1) * 32].repeat(1, 4) for k in range(16))
+    reference = sum(A[:, k * 32 : (k + 1) * 32].repeat(1, 4) for k in range(16))
     for clear in (True, False):
         kernel = tilelang.compile(accumulate(128, 128, 512, clear=clear), out_idx=[-1], target="cuda")
         result = kernel(A)

@@ -30,8 +30,8 @@ def main() -> int:
     import tl_inspect
     from tl_inspect.inspector.discovery.kernels import discover
     from tl_inspect.inspector.discovery.loading import import_user_file
-    from tl_inspect.inspector.processes.job import Job
     from tl_inspect.inspector.measurement.measure import Form, launch_times, typical_ms
+    from tl_inspect.inspector.processes.job import Job
 
     if not torch.cuda.is_available():
         print("gpu_ledger: no CUDA device here; nothing measured")
@@ -50,8 +50,11 @@ def main() -> int:
         memory = ledger.unique_bytes / seconds / ledger.peak_bytes
         compute = ledger.compute_seconds / seconds if ledger.compute_seconds else 0.0
         lands = "compute" if compute > memory else "memory"
-        print(f"| {kernel.name} | {seconds * 1e3:.4f} | {ledger.unique_bytes / 1e6:.1f} MB | {100 * memory:.0f} % | "
-              f"{ledger.flops:.3g} | {100 * compute:.0f} % | {lands} | {ledger.bound} |", flush=True)
+        print(
+            f"| {kernel.name} | {seconds * 1e3:.4f} | {ledger.unique_bytes / 1e6:.1f} MB | {100 * memory:.0f} % | "
+            f"{ledger.flops:.3g} | {100 * compute:.0f} % | {lands} | {ledger.bound} |",
+            flush=True,
+        )
     print(f"\n{torch.cuda.get_device_name()}, torch {torch.__version__}")
     return 0
 

@@ -26,8 +26,10 @@ TARGET = {"kind": "cuda", "arch": "sm_90a"} if torch.cuda.get_device_capability(
 
 # ---------------------------------------------------------------- miscompiles
 
+
 def truncated(first):
     """tilelang #2957: a `T.Parallel(first)` loop pins the fragment's layout for the 256-long loop after it."""
+
     @T.prim_func
     def truncated_main(C: T.Tensor((256,), T.float32)):
         with T.Kernel(1, threads=128) as bx:
@@ -36,11 +38,13 @@ def truncated(first):
                 f[i] = 5.0
             for i in T.Parallel(256):
                 C[i] = f[i] + 1.0
+
     return truncated_main
 
 
 def whole_atomic(whole):
     """tilelang #2959: `T.atomic_add(Out, A[tid])` (whole buffer) against `T.atomic_add(Out[0], A[tid])`."""
+
     @T.prim_func
     def whole_main(A: T.Tensor((128,), T.float32), Out: T.Tensor((1,), T.float32)):
         with T.Kernel(1, threads=128) as bx:
@@ -52,11 +56,13 @@ def whole_atomic(whole):
         with T.Kernel(1, threads=128) as bx:
             tid = T.get_thread_binding()
             T.atomic_add(Out[0], A[tid])
+
     return whole_main if whole else element_main
 
 
 def serial_store(serial):
     """tilelang #2396: a fragment stored to global memory from a `T.serial` loop."""
+
     @T.prim_func
     def serial_main(A: T.Tensor((128,), T.float32), B: T.Tensor((128,), T.float32)):
         with T.Kernel(1, threads=128) as bx:
@@ -74,11 +80,13 @@ def serial_store(serial):
                 f[i] = A[i] * 2.0
             for j in T.Parallel(128):
                 B[j] = f[j]
+
     return serial_main if serial else parallel_main
 
 
 def shifted_1d():
     """tilelang #2948's family: a shifted fragment read that 0.1.15 compiles (`buf[i + 1]`)."""
+
     @T.prim_func
     def shifted_main(A: T.Tensor((129,), T.int32), B: T.Tensor((128,), T.int32)):
         with T.Kernel(1, threads=128) as bx:
@@ -87,11 +95,13 @@ def shifted_1d():
                 buf[i] = A[i]
             for i in T.Parallel(128):
                 B[i] = buf[i + 1]
+
     return shifted_main
 
 
 def rotated_rows():
     """A fragment read at `(i + 16) % 64`, a whole row group per thread: 0.1.15 compiles it."""
+
     @T.prim_func
     def rotated_main(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
         with T.Kernel(1, threads=128) as bx:
@@ -99,14 +109,17 @@ def rotated_rows():
             T.copy(A, buf)
             for i, j in T.Parallel(64, 64):
                 B[i, j] = buf[(i + 16) % 64, j]
+
     return rotated_main
 
 
 def rotated_accumulator():
     """A GEMM accumulator read at `(j + 8) % 64`: 0.1.15 compiles it."""
+
     @T.prim_func
-    def accumulator_main(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64, 64), T.float16),
-                         C: T.Tensor((64, 64), T.float32)):
+    def accumulator_main(
+        A: T.Tensor((64, 64), T.float16), B: T.Tensor((64, 64), T.float16), C: T.Tensor((64, 64), T.float32)
+    ):
         with T.Kernel(1, threads=128) as bx:
             a = T.alloc_shared((64, 64), T.float16)
             b = T.alloc_shared((64, 64), T.float16)
@@ -117,11 +130,13 @@ def rotated_accumulator():
             T.gemm(a, b, acc)
             for i, j in T.Parallel(64, 64):
                 C[i, j] = acc[i, (j + 8) % 64]
+
     return accumulator_main
 
 
 def rotate_by_one():
     """tilelang #2948's own kernel: `B[i] = buf[(i + 1) % 128]` over an int32 fragment."""
+
     @T.prim_func
     def rotate_main(A: T.Tensor((128,), T.int32), B: T.Tensor((128,), T.int32)):
         with T.Kernel(1, threads=128) as bx:
@@ -130,10 +145,12 @@ def rotate_by_one():
                 buf[i] = A[i]
             for i in T.Parallel(128):
                 B[i] = buf[(i + 1) % 128]
+
     return rotate_main
 
 
 # ---------------------------------------------------------------- unpipelined copies
+
 
 def gemm(M, N, K, a_dtype=T.float16, bm=128, bn=128, bk=32, stages=3):
     @T.prim_func
@@ -148,6 +165,7 @@ def gemm(M, N, K, a_dtype=T.float16, bm=128, bn=128, bk=32, stages=3):
                 T.copy(B[ko * bk, bx * bn], b)
                 T.gemm(a, b, acc)
             T.copy(acc, C[by * bm, bx * bn])
+
     return gemm_main
 
 
@@ -176,14 +194,23 @@ def main() -> None:
     torch.manual_seed(0)
     print(f"device: {torch.cuda.get_device_name()}, tilelang {tilelang.__version__}, torch {torch.__version__}")
     builds = {
-        "2957 truncated": lambda: truncated(100), "2957 fixed (first loop 256)": lambda: truncated(256),
-        "2959 whole": lambda: whole_atomic(True), "2959 element": lambda: whole_atomic(False),
-        "2396 serial": lambda: serial_store(True), "2396 parallel": lambda: serial_store(False),
-        "shift buf[i + 1]": shifted_1d, "rotate rows by 16": rotated_rows, "rotate acc cols by 8": rotated_accumulator,
+        "2957 truncated": lambda: truncated(100),
+        "2957 fixed (first loop 256)": lambda: truncated(256),
+        "2959 whole": lambda: whole_atomic(True),
+        "2959 element": lambda: whole_atomic(False),
+        "2396 serial": lambda: serial_store(True),
+        "2396 parallel": lambda: serial_store(False),
+        "shift buf[i + 1]": shifted_1d,
+        "rotate rows by 16": rotated_rows,
+        "rotate acc cols by 8": rotated_accumulator,
         "2948 rotate by 1": rotate_by_one,
     }
-    builds.update({name: (lambda k=k, d=d: gemm(SIZE, SIZE, k, T.float32 if d == torch.float32 else T.float16))
-                   for name, (k, d) in GEMMS.items()})
+    builds.update(
+        {
+            name: (lambda k=k, d=d: gemm(SIZE, SIZE, k, T.float32 if d == torch.float32 else T.float16))
+            for name, (k, d) in GEMMS.items()
+        }
+    )
     kernels = compile_all(builds)
     dev = "cuda"
 
@@ -220,7 +247,8 @@ def main() -> None:
     want = torch.roll(a16.float() @ b16.float(), -8, 1)
     print(f"| rotate acc cols by 8 | {int(((c - want).abs() > 1e-2).sum())}/4096 wrong |")
     k = kernels["2948 rotate by 1"]
-    print(f"| 2948 rotate by 1 | {'compiled' if not isinstance(k, Exception) else 'refused: ' + str(k).splitlines()[0][:160]} |")
+    outcome = "compiled" if not isinstance(k, Exception) else "refused: " + str(k).splitlines()[0][:160]
+    print(f"| 2948 rotate by 1 | {outcome} |")
 
     print(f"\n## T.Pipelined GEMM {SIZE}x{SIZE}xK fp16, 128x128x32 tiles, 3 stages (median ms)")
     base = None

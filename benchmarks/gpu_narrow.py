@@ -53,10 +53,10 @@ def scale2_fragment(N, block=1024, threads=128):
         with T.Kernel(T.ceildiv(N, block), threads=threads) as bx:
             x_reg = T.alloc_fragment((block,), FP16)
             y_reg = T.alloc_fragment((block,), FP16)
-            T.copy(X[bx * block:(bx + 1) * block], x_reg)
+            T.copy(X[bx * block : (bx + 1) * block], x_reg)
             for i in T.Parallel(block):
                 y_reg[i] = x_reg[i] * T.cast(2, FP16)
-            T.copy(y_reg, Y[bx * block:(bx + 1) * block])
+            T.copy(y_reg, Y[bx * block : (bx + 1) * block])
 
     return scale2_fragment_main
 
@@ -80,10 +80,10 @@ def kv_append_tiled(S, Tn, H, D, block_t=16):
         with T.Kernel(T.ceildiv(Tn, block_t), H, threads=128) as (bt, h):
             k_reg = T.alloc_fragment((block_t, D), BF16)
             tile = T.alloc_shared((D, block_t), BF16)
-            T.copy(K[bt * block_t:(bt + 1) * block_t, h, 0:D], k_reg)
+            T.copy(K[bt * block_t : (bt + 1) * block_t, h, 0:D], k_reg)
             for t, d in T.Parallel(block_t, D):
                 tile[d, t] = k_reg[t, d]
-            T.copy(tile, C[h, 0:D, pos + bt * block_t:pos + (bt + 1) * block_t])
+            T.copy(tile, C[h, 0:D, pos + bt * block_t : pos + (bt + 1) * block_t])
 
     return kv_append_tiled_main
 
@@ -98,10 +98,15 @@ def copy_fragment(N, annotate, block=1024, threads=128):
             x_reg = T.alloc_fragment((block,), FP16)
             if annotate:
                 # thread t owns elements t, t + threads, ...: no two contiguous elements in one thread
-                T.annotate_layout({x_reg: T.Fragment((block,), forward_thread_fn=lambda i: i % threads,
-                                                     forward_index_fn=lambda i: i // threads)})
-            T.copy(X[bx * block:(bx + 1) * block], x_reg)
-            T.copy(x_reg, Y[bx * block:(bx + 1) * block])
+                T.annotate_layout(
+                    {
+                        x_reg: T.Fragment(
+                            (block,), forward_thread_fn=lambda i: i % threads, forward_index_fn=lambda i: i // threads
+                        )
+                    }
+                )
+            T.copy(X[bx * block : (bx + 1) * block], x_reg)
+            T.copy(x_reg, Y[bx * block : (bx + 1) * block])
 
     return copy_fragment_main
 
@@ -158,8 +163,8 @@ def copy_shared(N, threads, block=1024):
     def copy_shared_main(X: T.Tensor((N,), FP16), Y: T.Tensor((N,), FP16)):
         with T.Kernel(T.ceildiv(N, block), threads=threads) as bx:
             s = T.alloc_shared((block,), FP16)
-            T.copy(X[bx * block:(bx + 1) * block], s)
-            T.copy(s, Y[bx * block:(bx + 1) * block])
+            T.copy(X[bx * block : (bx + 1) * block], s)
+            T.copy(s, Y[bx * block : (bx + 1) * block])
 
     return copy_shared_main
 
@@ -340,8 +345,9 @@ def data_copy(n):
 def data_kv():
     k = rand(KV["Tn"], KV["H"], KV["D"], dtype=torch.bfloat16)
     c = empty(KV["H"], KV["D"], KV["S"], dtype=torch.bfloat16)
-    same = Launch((k, c, KV_POS), c, lambda: close(c[:, :, KV_POS:KV_POS + KV["Tn"]], k.permute(1, 2, 0)),
-                  2 * k.numel() * 2)
+    same = Launch(
+        (k, c, KV_POS), c, lambda: close(c[:, :, KV_POS : KV_POS + KV["Tn"]], k.permute(1, 2, 0)), 2 * k.numel() * 2
+    )
     return same, same
 
 
@@ -368,7 +374,7 @@ def data_guarded():
 
 def data_offset():
     a, c = rand(N_1D + 8), empty(N_1D)
-    bad = Launch((a, c), c, lambda: close(c, a[1:N_1D + 1]), 4 * N_1D)
+    bad = Launch((a, c), c, lambda: close(c, a[1 : N_1D + 1]), 4 * N_1D)
     good = Launch((a, c), c, lambda: close(c, a[:N_1D]), 4 * N_1D)
     return bad, good
 
@@ -388,62 +394,113 @@ def data_thread_loop():
 
 
 PAIRS = [
-    Pair("1a tail guard: add fp16, `T.Parallel(128, 8)`, `k = (bx*128 + i)*8 + v`",
-         ("N = 2^28 - 1", add_npt(N_1D - 1)), ("N = 2^28", add_npt(N_1D)),
-         lambda: data_add(N_1D - 1, N_1D)),
-    Pair("1b fragment `T.copy`, y = 2x fp16, 1024 per CTA",
-         ("N = 2^28 + 1 (ragged tail)", scale2_fragment(N_1D + 1)), ("N = 2^28", scale2_fragment(N_1D)),
-         lambda: data_scale2(N_1D + 1, N_1D)),
-    Pair("1c KV append bf16 K[T,H,D] -> C[H,D,S] at run-time `pos`, T=8192 H=256 D=128 S=16384",
-         ("direct `C[h, d, pos + t] = K[t, h, d]`", kv_append_direct(**KV)),
-         ("registers -> transposed shared -> `T.copy`", kv_append_tiled(**KV)),
-         data_kv),
-    Pair("1d copy fp16 global -> fragment -> global, N = 2^28",
-         ("`T.annotate_layout` thread-strided fragment", copy_fragment(N_1D, True)),
-         ("no `T.annotate_layout`", copy_fragment(N_1D, False)),
-         lambda: data_copy(N_1D)),
-    Pair("2a add fp16 `T.Parallel(1024)`, N = 2^28",
-         ("256 threads: 4 per thread", add_block(N_1D, 1024, 256)),
-         ("128 threads: 8 per thread", add_block(N_1D, 1024, 128)),
-         lambda: data_add(N_1D, N_1D)),
-    Pair("2b cast fp16 -> fp8 e4m3, N = 2^29",
-         ("`T.Parallel(256, 8)`", cast_fp8_parallel(N_FP8)),
-         ("16 per thread, local arrays + `T.vectorized`", cast_fp8_vectorized(N_FP8)),
-         data_fp8),
-    Pair("2c `T.copy` 1024 fp16 -> shared -> global, N = 2^28",
-         ("256 threads", copy_shared(N_1D, 256)), ("128 threads", copy_shared(N_1D, 128)),
-         lambda: data_copy(N_1D)),
-    Pair("2d column sum fp32 4096x65536",
-         ("1 column per thread, serial rows", colsum_per_thread(*COLSUM)),
-         ("`T.copy` [32, 256] tiles -> fragment, one `T.reduce_sum`", colsum_tiled(*COLSUM)),
-         data_colsum),
-    Pair("3a y = 2x fp16 with a user bounds check, N = 2^28",
-         ("`if k < N - 1`", scale2_guarded(N_1D, N_1D - 1)), ("`if k < N`", scale2_guarded(N_1D, N_1D)),
-         data_guarded),
-    Pair("3b copy fp16 with a constant offset, N = 2^28",
-         ("`C[k] = A[k + 1]`", copy_offset(N_1D, 1)), ("`C[k] = A[k]`", copy_offset(N_1D, 0)),
-         data_offset),
-    Pair("3c add fp16, 256 threads, N = 2^28",
-         ("`T.Parallel(256)`: 1 per thread", add_block(N_1D, 256, 256)),
-         ("`T.Parallel(2048)`: 8 per thread", add_block(N_1D, 2048, 256)),
-         lambda: data_add(N_1D, N_1D)),
-    Pair("3d y = 2x fp16, one row per CTA, 65536 rows",
-         ("rows of 4095", rowscale(ROWS, 4095)), ("rows of 4096", rowscale(ROWS, 4096)),
-         data_rows),
-    Pair("3e add fp16 `T.Parallel(128, 8)`, `N = T.dynamic(\"N\")`, run with N = 2^28",
-         ("no hint", add_dynamic(False)), ("`T.assume(N % 8 == 0)`", add_dynamic(True)),
-         lambda: data_add(N_1D, N_1D)),
-    Pair("3f y = 2x fp16, 8 contiguous per thread in a user loop, N = 2^28",
-         ("`T.serial(8)`", scale2_thread_loop(N_1D, False)), ("`T.vectorized(8)`", scale2_thread_loop(N_1D, True)),
-         data_thread_loop),
+    Pair(
+        "1a tail guard: add fp16, `T.Parallel(128, 8)`, `k = (bx*128 + i)*8 + v`",
+        ("N = 2^28 - 1", add_npt(N_1D - 1)),
+        ("N = 2^28", add_npt(N_1D)),
+        lambda: data_add(N_1D - 1, N_1D),
+    ),
+    Pair(
+        "1b fragment `T.copy`, y = 2x fp16, 1024 per CTA",
+        ("N = 2^28 + 1 (ragged tail)", scale2_fragment(N_1D + 1)),
+        ("N = 2^28", scale2_fragment(N_1D)),
+        lambda: data_scale2(N_1D + 1, N_1D),
+    ),
+    Pair(
+        "1c KV append bf16 K[T,H,D] -> C[H,D,S] at run-time `pos`, T=8192 H=256 D=128 S=16384",
+        ("direct `C[h, d, pos + t] = K[t, h, d]`", kv_append_direct(**KV)),
+        ("registers -> transposed shared -> `T.copy`", kv_append_tiled(**KV)),
+        data_kv,
+    ),
+    Pair(
+        "1d copy fp16 global -> fragment -> global, N = 2^28",
+        ("`T.annotate_layout` thread-strided fragment", copy_fragment(N_1D, True)),
+        ("no `T.annotate_layout`", copy_fragment(N_1D, False)),
+        lambda: data_copy(N_1D),
+    ),
+    Pair(
+        "2a add fp16 `T.Parallel(1024)`, N = 2^28",
+        ("256 threads: 4 per thread", add_block(N_1D, 1024, 256)),
+        ("128 threads: 8 per thread", add_block(N_1D, 1024, 128)),
+        lambda: data_add(N_1D, N_1D),
+    ),
+    Pair(
+        "2b cast fp16 -> fp8 e4m3, N = 2^29",
+        ("`T.Parallel(256, 8)`", cast_fp8_parallel(N_FP8)),
+        ("16 per thread, local arrays + `T.vectorized`", cast_fp8_vectorized(N_FP8)),
+        data_fp8,
+    ),
+    Pair(
+        "2c `T.copy` 1024 fp16 -> shared -> global, N = 2^28",
+        ("256 threads", copy_shared(N_1D, 256)),
+        ("128 threads", copy_shared(N_1D, 128)),
+        lambda: data_copy(N_1D),
+    ),
+    Pair(
+        "2d column sum fp32 4096x65536",
+        ("1 column per thread, serial rows", colsum_per_thread(*COLSUM)),
+        ("`T.copy` [32, 256] tiles -> fragment, one `T.reduce_sum`", colsum_tiled(*COLSUM)),
+        data_colsum,
+    ),
+    Pair(
+        "3a y = 2x fp16 with a user bounds check, N = 2^28",
+        ("`if k < N - 1`", scale2_guarded(N_1D, N_1D - 1)),
+        ("`if k < N`", scale2_guarded(N_1D, N_1D)),
+        data_guarded,
+    ),
+    Pair(
+        "3b copy fp16 with a constant offset, N = 2^28",
+        ("`C[k] = A[k + 1]`", copy_offset(N_1D, 1)),
+        ("`C[k] = A[k]`", copy_offset(N_1D, 0)),
+        data_offset,
+    ),
+    Pair(
+        "3c add fp16, 256 threads, N = 2^28",
+        ("`T.Parallel(256)`: 1 per thread", add_block(N_1D, 256, 256)),
+        ("`T.Parallel(2048)`: 8 per thread", add_block(N_1D, 2048, 256)),
+        lambda: data_add(N_1D, N_1D),
+    ),
+    Pair(
+        "3d y = 2x fp16, one row per CTA, 65536 rows",
+        ("rows of 4095", rowscale(ROWS, 4095)),
+        ("rows of 4096", rowscale(ROWS, 4096)),
+        data_rows,
+    ),
+    Pair(
+        '3e add fp16 `T.Parallel(128, 8)`, `N = T.dynamic("N")`, run with N = 2^28',
+        ("no hint", add_dynamic(False)),
+        ("`T.assume(N % 8 == 0)`", add_dynamic(True)),
+        lambda: data_add(N_1D, N_1D),
+    ),
+    Pair(
+        "3f y = 2x fp16, 8 contiguous per thread in a user loop, N = 2^28",
+        ("`T.serial(8)`", scale2_thread_loop(N_1D, False)),
+        ("`T.vectorized(8)`", scale2_thread_loop(N_1D, True)),
+        data_thread_loop,
+    ),
 ]
 
 
 # ---- reading the generated CUDA
 
-BITS = {"uint4": 128, "float4": 128, "int4": 128, "uint2": 64, "float2": 64, "int2": 64, "uint1": 32,
-        "float": 32, "int": 32, "half_t": 16, "bfloat16_t": 16, "fp8_e4_t": 8, "fp8_e4_2_t": 16,
-        "fp8_e4_4_t": 32, "fp8_e4_8_t": 64, "fp8_e4_16_t": 128}
+BITS = {
+    "uint4": 128,
+    "float4": 128,
+    "int4": 128,
+    "uint2": 64,
+    "float2": 64,
+    "int2": 64,
+    "uint1": 32,
+    "float": 32,
+    "int": 32,
+    "half_t": 16,
+    "bfloat16_t": 16,
+    "fp8_e4_t": 8,
+    "fp8_e4_2_t": 16,
+    "fp8_e4_4_t": 32,
+    "fp8_e4_8_t": 64,
+    "fp8_e4_16_t": 128,
+}
 _POINTER_PARAM = re.compile(r"(\w+)\* __restrict__ (\w+)")
 _DESC_PARAM = re.compile(r"CUtensorMap (\w+)_desc")
 _VECTOR = re.compile(r"\*\((\w+)\*\)\((\w+) \+")
@@ -471,7 +528,7 @@ def global_accesses(source: str) -> str:
                 note("ld" if tma.group(1) == "load" else "st", name, "TMA")
             continue
         assign = _ASSIGN.search(line)
-        sides = (("st", line[:assign.start()]), ("ld", line[assign.end():])) if assign else (("ld", line),)
+        sides = (("st", line[: assign.start()]), ("ld", line[assign.end() :])) if assign else (("ld", line),)
         for side, text in sides:
             for ctype, name in _VECTOR.findall(text):
                 if name in element:
@@ -540,11 +597,14 @@ def pair_rows(pair: Pair, bad_kernel, good_kernel) -> list[str]:
     good_ms, good_ok = measure(good_kernel, good_run)
     rows = []
     for (label, _), kernel, run, ms, ok, ratio in (
-            (pair.bad, bad_kernel, bad_run, bad_ms, bad_ok, f"**{bad_ms / good_ms:.2f}**"),
-            (pair.good, good_kernel, good_run, good_ms, good_ok, "1.00")):
+        (pair.bad, bad_kernel, bad_run, bad_ms, bad_ok, f"**{bad_ms / good_ms:.2f}**"),
+        (pair.good, good_kernel, good_run, good_ms, good_ok, "1.00"),
+    ):
         accesses = global_accesses(kernel.get_kernel_source())
-        rows.append(f"| {pair.group} | {label} | {accesses} | {ms:.3f} | {run.nbytes / ms / 1e6:.0f} | {ratio} | "
-                    f"{'yes' if ok else 'NO'} |")
+        rows.append(
+            f"| {pair.group} | {label} | {accesses} | {ms:.3f} | {run.nbytes / ms / 1e6:.0f} | {ratio} | "
+            f"{'yes' if ok else 'NO'} |"
+        )
     return rows
 
 

@@ -29,8 +29,10 @@ TARGET = {"kind": "cuda", "arch": "sm_90a"} if torch.cuda.get_device_capability(
 
 # ---------------------------------------------------------------- launch limits
 
+
 def row_copy(rows, cols=8):
     """One row per block along grid y."""
+
     @T.prim_func
     def row_copy_main(X: T.Tensor((rows, cols), T.float16), Y: T.Tensor((rows, cols), T.float16)):
         with T.Kernel(1, rows, threads=32) as (bx, by):
@@ -52,6 +54,7 @@ def wide_block(threads):
 
 def shared_stage(rows, cols=1024):
     """A (rows, cols) fp32 tile staged through dynamic shared memory: rows * 4 KiB."""
+
     @T.prim_func
     def shared_stage_main(X: T.Tensor((rows, cols), T.float32), Y: T.Tensor((rows, cols), T.float32)):
         with T.Kernel(1, threads=128) as bx:
@@ -64,8 +67,10 @@ def shared_stage(rows, cols=1024):
 
 # ---------------------------------------------------------------- accumulation precision
 
+
 def row_sum(M, N, dtype, accum, block_m=8, threads=128):
     """`T.reduce_sum` of each row into a fragment of dtype `accum`."""
+
     @T.prim_func
     def row_sum_main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M,), T.float32)):
         with T.Kernel(M // block_m, threads=threads) as bx:
@@ -81,6 +86,7 @@ def row_sum(M, N, dtype, accum, block_m=8, threads=128):
 
 def row_sum_serial(M, N, dtype, accum):
     """One thread per row adds the row into a local scalar of dtype `accum`."""
+
     @T.prim_func
     def row_sum_serial_main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M,), T.float32)):
         with T.Kernel(M // 128, threads=128) as bx:
@@ -96,6 +102,7 @@ def row_sum_serial(M, N, dtype, accum):
 
 def row_sum_no_clear_each_tile(M, N, block_n=512, block_m=8, threads=128):
     """A running sum over column tiles with `T.reduce_sum(..., clear=False)`."""
+
     @T.prim_func
     def running_sum_main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M,), T.float32)):
         with T.Kernel(M // block_m, threads=threads) as bx:
@@ -112,6 +119,7 @@ def row_sum_no_clear_each_tile(M, N, block_n=512, block_m=8, threads=128):
 
 # ---------------------------------------------------------------- speed
 
+
 def row_sum_via_shared(M, N, block_m=8, threads=128):
     @T.prim_func
     def row_sum_shared_main(X: T.Tensor((M, N), T.float32), Y: T.Tensor((M,), T.float32)):
@@ -127,9 +135,9 @@ def row_sum_via_shared(M, N, block_m=8, threads=128):
 
 def rms_norm(M, N, N_padded, block_m, threads=256):
     """TileOPs' norm structure: a (block_m, N_padded) fragment, masked load, `T.reduce_sum(dim=1)`."""
+
     @T.prim_func
-    def rms_norm_main(X: T.Tensor((M, N), T.float16), W: T.Tensor((N,), T.float16),
-                      Y: T.Tensor((M, N), T.float16)):
+    def rms_norm_main(X: T.Tensor((M, N), T.float16), W: T.Tensor((N,), T.float16), Y: T.Tensor((M, N), T.float16)):
         with T.Kernel(M // block_m, threads=threads) as bx:
             x = T.alloc_fragment((block_m, N_padded), T.float32)
             xsq = T.alloc_fragment((block_m, N_padded), T.float32)
@@ -151,6 +159,7 @@ def rms_norm(M, N, N_padded, block_m, threads=256):
 def chunk_sum(N, vec=8, threads=128, serial_fallback=True):
     """Each thread sums `vec` contiguous values; as a `T.vectorized` accumulation loop (which tilelang
     lowers serially) or as a vectorized load into registers followed by a serial sum."""
+
     @T.prim_func
     def chunk_sum_main(X: T.Tensor((N,), T.float32), Y: T.Tensor((N // vec,), T.float32)):
         with T.Kernel(N // vec // threads, threads=threads) as bx:
@@ -174,6 +183,7 @@ def chunk_sum(N, vec=8, threads=128, serial_fallback=True):
 
 def compile_all(funcs: dict) -> dict:
     """nvcc takes ~1-2 s per kernel; compile them side by side."""
+
     def build(item):
         name, func = item
         return name, tilelang.compile(func, target=TARGET)
@@ -189,10 +199,16 @@ LAUNCH_CASES = {
     "grid y = 65536": (lambda: row_copy(65536), lambda: [torch.randn(65536, 8, device="cuda").half()], lambda x: x),
     "threads = 1024": (lambda: wide_block(1024), lambda: [torch.randn(1024, device="cuda")], lambda x: 2 * x),
     "threads = 2048": (lambda: wide_block(2048), lambda: [torch.randn(2048, device="cuda")], lambda x: 2 * x),
-    "dynamic shared memory 224 KiB": (lambda: shared_stage(56), lambda: [torch.randn(56, 1024, device="cuda")],
-                                      lambda x: x),
-    "dynamic shared memory 256 KiB": (lambda: shared_stage(64), lambda: [torch.randn(64, 1024, device="cuda")],
-                                      lambda x: x),
+    "dynamic shared memory 224 KiB": (
+        lambda: shared_stage(56),
+        lambda: [torch.randn(56, 1024, device="cuda")],
+        lambda x: x,
+    ),
+    "dynamic shared memory 256 KiB": (
+        lambda: shared_stage(64),
+        lambda: [torch.randn(64, 1024, device="cuda")],
+        lambda x: x,
+    ),
 }
 
 
@@ -241,16 +257,20 @@ def main() -> None:
             kernels[f"sum_{dtype}_{accum}"](X, Y)
             rel = ((Y.double() - truth).abs() / truth).cpu()
             label = dtype if accum == "acc16" else "float32"
-            print(f"| T.reduce_sum {dtype} row into {label} fragment | median rel err {float(rel.median()):.2e} "
-                  f"| max {float(rel.max()):.2e} |")
+            print(
+                f"| T.reduce_sum {dtype} row into {label} fragment | median rel err {float(rel.median()):.2e} "
+                f"| max {float(rel.max()):.2e} |"
+            )
         if dtype == "fp16":
             for accum in ("acc16", "acc32"):
                 Y = torch.empty(M, device=dev, dtype=torch.float32)
                 kernels[f"serial_fp16_{accum}"](X, Y)
                 rel = ((Y.double() - truth).abs() / truth).cpu()
                 label = "fp16" if accum == "acc16" else "float32"
-                print(f"| serial `s[0] += X[r, j]` into {label} local | median rel err {float(rel.median()):.2e} "
-                      f"| max {float(rel.max()):.2e} |")
+                print(
+                    f"| serial `s[0] += X[r, j]` into {label} local | median rel err {float(rel.median()):.2e} "
+                    f"| max {float(rel.max()):.2e} |"
+                )
 
     X = torch.randn(M, N, device=dev)
     Y = torch.empty(M, device=dev)
@@ -266,9 +286,12 @@ def main() -> None:
         kernels[name](X, Y)
         ok = torch.allclose(Y, X.sum(dim=1), rtol=1e-4, atol=1e-3)
         results[name] = median_ms(kernels[name], X, Y)
-        print(f"| row sum fp32 {M}x1024, {name} | {results[name]:.4f} | {M * 1024 * 4 / results[name] / 1e6:.0f} GB/s "
-              f"| correct {ok} |")
-    print(f"| T.reduce_sum from shared vs from a fragment | x {results['reduce_shared'] / results['reduce_fragment']:.2f} |")
+        print(
+            f"| row sum fp32 {M}x1024, {name} | {results[name]:.4f} | {M * 1024 * 4 / results[name] / 1e6:.0f} GB/s "
+            f"| correct {ok} |"
+        )
+    ratio = results["reduce_shared"] / results["reduce_fragment"]
+    print(f"| T.reduce_sum from shared vs from a fragment | x {ratio:.2f} |")
 
     for n, n_pad, names in ((1152, 1280, ("norm_block16", "norm_block1")), (4096, 4096, ("norm_pow2_block16",))):
         X = torch.randn(M, n, device=dev, dtype=torch.float16)
@@ -280,9 +303,12 @@ def main() -> None:
             ok = torch.allclose(Y.float(), ref.float(), rtol=1e-2, atol=1e-2)
             results[name] = median_ms(kernels[name], X, W, Y)
             gbps = (2 * M * n * 2) / results[name] / 1e6
-            print(f"| rms_norm fp16 {M}x{n} (padded {n_pad}), {name} | {results[name]:.4f} | {gbps:.0f} GB/s "
-                  f"| correct {ok} |")
-    print(f"| replicated layout (block_m=16) vs block_m=1, N=1152 | x {results['norm_block16'] / results['norm_block1']:.2f} |")
+            print(
+                f"| rms_norm fp16 {M}x{n} (padded {n_pad}), {name} | {results[name]:.4f} | {gbps:.0f} GB/s "
+                f"| correct {ok} |"
+            )
+    ratio = results["norm_block16"] / results["norm_block1"]
+    print(f"| replicated layout (block_m=16) vs block_m=1, N=1152 | x {ratio:.2f} |")
 
     N_chunk = 1 << 28
     X = torch.randn(N_chunk, device=dev)
@@ -292,15 +318,20 @@ def main() -> None:
         kernels[name](X, Y)
         ok = torch.allclose(Y, truth, rtol=1e-4, atol=1e-4)
         results[name] = median_ms(kernels[name], X, Y)
-        print(f"| sum of 8 contiguous fp32 per thread, N=2^28, {name} | {results[name]:.4f} | "
-              f"{N_chunk * 4 * 1.125 / results[name] / 1e6:.0f} GB/s | correct {ok} |")
-    print(f"| T.vectorized accumulation lowered serially vs vector load + serial sum | "
-          f"x {results['chunk_vectorized'] / results['chunk_fixed']:.2f} |")
+        print(
+            f"| sum of 8 contiguous fp32 per thread, N=2^28, {name} | {results[name]:.4f} | "
+            f"{N_chunk * 4 * 1.125 / results[name] / 1e6:.0f} GB/s | correct {ok} |"
+        )
+    print(
+        f"| T.vectorized accumulation lowered serially vs vector load + serial sum | "
+        f"x {results['chunk_vectorized'] / results['chunk_fixed']:.2f} |"
+    )
 
     print("\n## launch limits (each kernel compiles; this is what launching it does)")
     for name in LAUNCH_CASES:
-        child = subprocess.run([sys.executable, __file__, "--launch", name], capture_output=True, text=True,
-                               timeout=300)
+        child = subprocess.run(
+            [sys.executable, __file__, "--launch", name], capture_output=True, text=True, timeout=300
+        )
         print(child.stdout.strip() or f"| {name} | child failed: {child.stderr.strip().splitlines()[-1:]} |")
 
 

@@ -25,25 +25,56 @@ def powers(low: int, high: int, step: int = 2, plus: int = 0) -> str:
 # (name, kernel, the swept argument and its values, fixed arguments)
 PATTERNS = [
     ("tail_guard", "fixtures/kernels/vec_all_scalar.py::add_flat_index", ("N", powers(14, 26, plus=1)), {}),
-    ("one_per_thread", "src/tl_inspect/rules/scalarized_load/bad_add.py::add", ("N", powers(14, 26)),
-     {"block": 128}),
+    ("one_per_thread", "src/tl_inspect/rules/scalarized_load/bad_add.py::add", ("N", powers(14, 26)), {"block": 128}),
     ("grown_tile", "fixtures/kernels/vec_grow_tile.py::relu", ("N", powers(14, 26)), {"threads": 128, "block": 128}),
     ("serial_per_thread", "src/tl_inspect/rules/scalarized_load/bad_scale.py::scale", ("N", powers(14, 26)), {}),
-    ("explicit_index", "src/tl_inspect/gpu/calibration/access_kernels.py::add_explicit_index", ("N", powers(14, 26)), {}),
+    (
+        "explicit_index",
+        "src/tl_inspect/gpu/calibration/access_kernels.py::add_explicit_index",
+        ("N", powers(14, 26)),
+        {},
+    ),
     ("row_walk", "src/tl_inspect/gpu/calibration/access_kernels.py::row_walk", ("M", powers(8, 20)), {"N": 256}),
-    ("lone_thread", "src/tl_inspect/gpu/calibration/access_kernels.py::row_lone_thread", ("M", powers(6, 14, 1)), {"N": 16384}),
-    ("lone_thread_short_rows", "src/tl_inspect/gpu/calibration/access_kernels.py::row_lone_thread", ("M", powers(8, 18)),
-     {"N": 512}),
-    ("odd_rows", "src/tl_inspect/rules/scalarized_load/bad_scale_rows.py::scale_rows", ("M", powers(6, 16)),
-     {"N": 4095}),
+    (
+        "lone_thread",
+        "src/tl_inspect/gpu/calibration/access_kernels.py::row_lone_thread",
+        ("M", powers(6, 14, 1)),
+        {"N": 16384},
+    ),
+    (
+        "lone_thread_short_rows",
+        "src/tl_inspect/gpu/calibration/access_kernels.py::row_lone_thread",
+        ("M", powers(8, 18)),
+        {"N": 512},
+    ),
+    (
+        "odd_rows",
+        "src/tl_inspect/rules/scalarized_load/bad_scale_rows.py::scale_rows",
+        ("M", powers(6, 16)),
+        {"N": 4095},
+    ),
     ("transpose", "fixtures/kernels/vec_transpose.py::transpose_direct", ("M", powers(9, 14, 1)), {"N": 4096}),
 ]
 
 
 def run(name: str, kernel: str, sweep: tuple, fixed: dict, out_dir: str) -> list[dict]:
     out = os.path.join(out_dir, f"{name}.json")
-    command = [sys.executable, "-m", "tl_inspect", kernel, "--measure", "--measure-budget", "600", "--no-cache",
-               "--sweep", f"{sweep[0]}={sweep[1]}", "--format", "json", "-o", out]
+    command = [
+        sys.executable,
+        "-m",
+        "tl_inspect",
+        kernel,
+        "--measure",
+        "--measure-budget",
+        "600",
+        "--no-cache",
+        "--sweep",
+        f"{sweep[0]}={sweep[1]}",
+        "--format",
+        "json",
+        "-o",
+        out,
+    ]
     for key, value in fixed.items():
         command += ["-a", f"{key}={value}"]
     subprocess.run(command, cwd=ROOT, check=False)
@@ -55,10 +86,19 @@ def run(name: str, kernel: str, sweep: tuple, fixed: dict, out_dir: str) -> list
             cost = finding.get("cost") or {}
             if not cost:
                 continue
-            rows.append({"pattern": name, "kernel": entry["name"], "line": finding["line"], "rule": finding["rule"],
-                         "launch_bytes": cost.get("launch_bytes"), "estimate": cost.get("estimate"),
-                         "at_size": cost.get("estimate_at_size"), "measured": cost.get("measured"),
-                         "unmeasured": cost.get("unmeasured")})
+            rows.append(
+                {
+                    "pattern": name,
+                    "kernel": entry["name"],
+                    "line": finding["line"],
+                    "rule": finding["rule"],
+                    "launch_bytes": cost.get("launch_bytes"),
+                    "estimate": cost.get("estimate"),
+                    "at_size": cost.get("estimate_at_size"),
+                    "measured": cost.get("measured"),
+                    "unmeasured": cost.get("unmeasured"),
+                }
+            )
     return rows
 
 
@@ -82,11 +122,16 @@ def main() -> int:
     for row in rows:
         got = row.get("measured")
         size = f"{row['launch_bytes'] / 1e6:.2f}" if row.get("launch_bytes") else "?"
-        timed = (f"**{got['slowdown']:.2f}** | {got['ms_before']:.4f} / {got['ms_after']:.4f}" if got else
-                 f"{row.get('unmeasured') or row.get('error')} | -")
+        timed = (
+            f"**{got['slowdown']:.2f}** | {got['ms_before']:.4f} / {got['ms_after']:.4f}"
+            if got
+            else f"{row.get('unmeasured') or row.get('error')} | -"
+        )
         at_size = f"{row['at_size']:.2f}" if row.get("at_size") else "-"
-        print(f"| {row['pattern']} | {row.get('kernel')} | {row.get('line')} | {size} | {row.get('estimate')} | "
-              f"{at_size} | {timed} |")
+        print(
+            f"| {row['pattern']} | {row.get('kernel')} | {row.get('line')} | {size} | {row.get('estimate')} | "
+            f"{at_size} | {timed} |"
+        )
     if options.json:
         with open(options.json, "w") as f:
             json.dump(rows, f, indent=1)

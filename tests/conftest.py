@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
 from stored_artefacts import stored_result
+
 from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs
 from tl_inspect.model import FileResult
 
@@ -29,8 +29,9 @@ def inspect_files(paths: list[str], timeout: float = DEFAULT_TIMEOUT_SECONDS, **
 
 def run_cli(*args, cwd=ROOT, env=None, timeout=300) -> subprocess.CompletedProcess:
     """`tl-inspect ARGS...` in a fresh interpreter."""
-    return subprocess.run([sys.executable, "-m", "tl_inspect", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tl_inspect", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
+    )
 
 
 def kernel_named(result: FileResult, name: str):
@@ -98,8 +99,11 @@ def pytest_cmdline_main(config):
     """A run of the analysis tier alone leaves out the tl-inspect pytest plugin, which imports tilelang at
     start-up to set its target: the tier needs no compiler, and is held to importing none."""
     paths = [os.path.join(config.invocation_params.dir, arg.split("::")[0]) for arg in config.args]
-    if paths and all(_in_analysis_tier(os.path.abspath(path)) for path in paths) and \
-            config.pluginmanager.has_plugin("tl_inspect"):
+    if (
+        paths
+        and all(_in_analysis_tier(os.path.abspath(path)) for path in paths)
+        and config.pluginmanager.has_plugin("tl_inspect")
+    ):
         config.pluginmanager.unregister(name="tl_inspect")
 
 

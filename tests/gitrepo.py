@@ -6,8 +6,14 @@ import os
 import subprocess
 
 # a hermetic identity and no user or system git configuration
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
 
 
 class Repo:
@@ -17,8 +23,9 @@ class Repo:
         self.git("init", "-q", "-b", "main")
 
     def git(self, *args: str) -> str:
-        return subprocess.run(["git", *args], cwd=self.path, env={**os.environ, **GIT_ENV}, check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", *args], cwd=self.path, env={**os.environ, **GIT_ENV}, check=True, capture_output=True, text=True
+        ).stdout
 
     def write(self, name: str, text: str) -> str:
         path = os.path.join(self.path, name)

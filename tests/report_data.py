@@ -91,32 +91,79 @@ def findings_for(kernel) -> tuple:
     """Findings as rules would report them on the kernels of tests/data/report_kernels.py."""
     if kernel.name == "add_2047":
         return (
-            Finding("TLV002", "lane-dependent-predicate", "warning",
-                    "the predicate `bx * 1024 + i < 2047` differs between the 8 lanes of a vector group",
-                    "Pad the tensor or peel the tail block", kernel.file, 14, kernel=kernel.name,
-                    cuda_lines=kernel.cuda_lines_for([14]) + (20,), col=13, name="TailGuard",
-                    args=(("predicate", "bx * 1024 + i < 2047"), ("width", 8))),
-            Finding("TLV001", "scalarized-load", "error",
-                    "C, A and B are accessed 16 bits at a time where 128-bit accesses were possible",
-                    "Make N a multiple of 8 (2047 -> 2048)", kernel.file, 15, kernel=kernel.name,
-                    cuda_lines=kernel.cuda_lines_for([15]), expected_bits=128, emitted_bits=16, col=17,
-                    evidence=("C[...] = (A[...] + B[...]);",),
-                    cost=Cost(2.93, "lanes 16 B apart: 2.93x; this access moves 100% of the kernel's bytes", 2.93),
-                    proof=Proof("the length 2047 padded to 2048 (a multiple of 8)", "C[tx * 8 + i_s] = A[tx * 8 + i_s];",
-                                "uint4 v_ = *(uint4*)(A + tx * 8);", 16, 128, 16, 16),
-                    name="MisalignedLength", args=(("buffers", ["C", "A", "B"]), ("bits", 16), ("width", 8))),
+            Finding(
+                "TLV002",
+                "lane-dependent-predicate",
+                "warning",
+                "the predicate `bx * 1024 + i < 2047` differs between the 8 lanes of a vector group",
+                "Pad the tensor or peel the tail block",
+                kernel.file,
+                14,
+                kernel=kernel.name,
+                cuda_lines=kernel.cuda_lines_for([14]) + (20,),
+                col=13,
+                name="TailGuard",
+                args=(("predicate", "bx * 1024 + i < 2047"), ("width", 8)),
+            ),
+            Finding(
+                "TLV001",
+                "scalarized-load",
+                "error",
+                "C, A and B are accessed 16 bits at a time where 128-bit accesses were possible",
+                "Make N a multiple of 8 (2047 -> 2048)",
+                kernel.file,
+                15,
+                kernel=kernel.name,
+                cuda_lines=kernel.cuda_lines_for([15]),
+                expected_bits=128,
+                emitted_bits=16,
+                col=17,
+                evidence=("C[...] = (A[...] + B[...]);",),
+                cost=Cost(2.93, "lanes 16 B apart: 2.93x; this access moves 100% of the kernel's bytes", 2.93),
+                proof=Proof(
+                    "the length 2047 padded to 2048 (a multiple of 8)",
+                    "C[tx * 8 + i_s] = A[tx * 8 + i_s];",
+                    "uint4 v_ = *(uint4*)(A + tx * 8);",
+                    16,
+                    128,
+                    16,
+                    16,
+                ),
+                name="MisalignedLength",
+                args=(("buffers", ["C", "A", "B"]), ("bits", 16), ("width", 8)),
+            ),
         )
     if kernel.name == HOSTILE_KERNEL:
         return (
             # a finding whose statement produced no CUDA line of its own
-            Finding("TLV001", "scalarized-load", "info", "T.clear(acc) is emitted as scalar stores",
-                    "Nothing to do: the fragment lives in registers", kernel.file, 27, kernel=kernel.name,
-                    col=13, name="ScalarClear", args=(("buffer", "acc"),)),
-            Finding("TLV003", "invariant-index-store", "error",
-                    "acc[i, j // G] is stored by 8 lanes at once: <script>alert(\"msg\")</script> {{ 7 * 7 }}",
-                    "Use T.reduce_sum(v, acc, dim=1) & drop the += loop", kernel.file, 28, end_line=29,
-                    kernel=kernel.name, cuda_lines=kernel.cuda_lines_for([28, 29]), col=13,
-                    name="RacyStore", args=(("store", "acc[i, j // G]"), ("lanes", 8))),
+            Finding(
+                "TLV001",
+                "scalarized-load",
+                "info",
+                "T.clear(acc) is emitted as scalar stores",
+                "Nothing to do: the fragment lives in registers",
+                kernel.file,
+                27,
+                kernel=kernel.name,
+                col=13,
+                name="ScalarClear",
+                args=(("buffer", "acc"),),
+            ),
+            Finding(
+                "TLV003",
+                "invariant-index-store",
+                "error",
+                'acc[i, j // G] is stored by 8 lanes at once: <script>alert("msg")</script> {{ 7 * 7 }}',
+                "Use T.reduce_sum(v, acc, dim=1) & drop the += loop",
+                kernel.file,
+                28,
+                end_line=29,
+                kernel=kernel.name,
+                cuda_lines=kernel.cuda_lines_for([28, 29]),
+                col=13,
+                name="RacyStore",
+                args=(("store", "acc[i, j // G]"), ("lanes", 8)),
+            ),
         )
     return ()
 
@@ -159,5 +206,7 @@ def assert_snapshot(name: str, text: str) -> None:
         gold = f.read()
     if text != gold:
         diff = difflib.unified_diff(gold.splitlines(), text.splitlines(), "snapshot", "now", lineterm="")
-        pytest.fail(f"{name} differs from its snapshot (TL_INSPECT_UPDATE_SNAPSHOTS=1 rewrites it):\n"
-                    + "\n".join(list(diff)[:80]))
+        pytest.fail(
+            f"{name} differs from its snapshot (TL_INSPECT_UPDATE_SNAPSHOTS=1 rewrites it):\n"
+            + "\n".join(list(diff)[:80])
+        )

@@ -48,10 +48,11 @@ def stored_result(source: str) -> FileResult:
     """`source` as the inspector reports it, its kernels analysed from their stored artefacts."""
     path = artefact_path(source)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"no stored artefacts {os.path.relpath(path, ROOT)}: `TL_INSPECT_UPDATE_ARTEFACTS=1 "
-                                f"python -m pytest tests/compile/test_artefacts.py` records them")
+        raise FileNotFoundError(
+            f"no stored artefacts {os.path.relpath(path, ROOT)}: `TL_INSPECT_UPDATE_ARTEFACTS=1 "
+            f"python -m pytest tests/compile/test_artefacts.py` records them"
+        )
     with open(path, encoding="utf-8") as f:
         lines = f.read().replace(REPOSITORY, ROOT + os.sep).splitlines()
-    kernels = [analysed(artifact, replaying(variants, proven))
-               for artifact, variants, proven in map(loads, lines)]
+    kernels = [analysed(artifact, replaying(variants, proven)) for artifact, variants, proven in map(loads, lines)]
     return FileResult(path=source, kernels=tuple(kernels))

@@ -20,10 +20,20 @@ from tl_inspect.inspector import Job, parse_targets
 from tl_inspect.inspector.measurement.device import measuring
 from tl_inspect.inspector.processes.capture import captured_output
 from tl_inspect.lint.driver import MEASURE_BUDGET_SECONDS, Inspection, check, fixer, lint, load_settings
-from tl_inspect.model import (SAFE, UNSAFE, Access, Estimate, FileResult, Finding, KernelArtifact, KernelReport,
-                              Layout, RunResult, Verdict)
+from tl_inspect.model import (
+    SAFE,
+    UNSAFE,
+    Access,
+    Estimate,
+    FileResult,
+    Finding,
+    KernelArtifact,
+    KernelReport,
+    Layout,
+    RunResult,
+    Verdict,
+)
 from tl_inspect.tir.deepstack import call_on_deep_stack
-
 
 MAX_REPR_KERNELS = 8
 
@@ -36,8 +46,10 @@ def _summary_line(report: KernelReport) -> str:
         return f"{k.name}  {where}  could not be compiled: {' '.join((k.error or '').split())}"
     widths = k.access_summary()
     found = ", ".join(f"{f.rule} {f.slug} (line {f.line})" for f in report.findings) or "no finding"
-    return (f"{k.name}  {where}  {widths['128-bit']} 128-bit / {widths['narrow']} narrower / "
-            f"{widths['scalar']} scalar accesses; {found}")
+    return (
+        f"{k.name}  {where}  {widths['128-bit']} 128-bit / {widths['narrow']} narrower / "
+        f"{widths['scalar']} scalar accesses; {found}"
+    )
 
 
 @dataclass(frozen=True, repr=False)
@@ -102,8 +114,11 @@ class Kernel:
         """Global accesses of `buffers` (all when None) that move fewer than `min_bits` bits per
         instruction and are not narrow by nature (`inherent`)."""
         wanted = None if buffers is None else {buffers} if isinstance(buffers, str) else set(buffers)
-        return [a for a in self.accesses if (wanted is None or a.buffer in wanted)
-                and a.bits < min_bits and a.verdict != Verdict.INHERENT]
+        return [
+            a
+            for a in self.accesses
+            if (wanted is None or a.buffer in wanted) and a.bits < min_bits and a.verdict != Verdict.INHERENT
+        ]
 
     def _repr_html_(self) -> str:
         """Jupyter: the HTML report's kernel page (Python and CUDA panes, findings with cost and proof
@@ -147,8 +162,9 @@ class Report:
     @property
     def errors(self) -> list[str]:
         """One line per file that could not be imported and per kernel that could not be compiled."""
-        return ([f"{f.path}: {f.error}" for f in self.run.files if f.error]
-                + [f"{k.file} kernel {k.name}: {k.error}" for k in self.kernels if not k.ok])
+        return [f"{f.path}: {f.error}" for f in self.run.files if f.error] + [
+            f"{k.file} kernel {k.name}: {k.error}" for k in self.kernels if not k.ok
+        ]
 
     def kernel(self, name: str | None = None) -> Kernel:
         """The kernel called `name`; without a name, the only kernel."""
@@ -194,14 +210,17 @@ class Report:
 
     def __repr__(self) -> str:
         reports = self.run.reports
-        lines = [f"<tl_inspect.Report {len(reports)} kernel{'s' if len(reports) != 1 else ''}, "
-                 f"{len(self.findings)} finding{'s' if len(self.findings) != 1 else ''}"
-                 + (f", {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}" if self.errors else "")]
+        lines = [
+            f"<tl_inspect.Report {len(reports)} kernel{'s' if len(reports) != 1 else ''}, "
+            f"{len(self.findings)} finding{'s' if len(self.findings) != 1 else ''}"
+            + (f", {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}" if self.errors else "")
+        ]
         lines += [f"  {_summary_line(r)}" for r in reports[:MAX_REPR_KERNELS]]
         if len(reports) > MAX_REPR_KERNELS:
             lines.append(f"  ... {len(reports) - MAX_REPR_KERNELS} more")
-        lines += [f"  {f.path}: could not import the file: {' '.join(f.error.split())}"
-                  for f in self.run.files if f.error]
+        lines += [
+            f"  {f.path}: could not import the file: {' '.join(f.error.split())}" for f in self.run.files if f.error
+        ]
         return "\n".join(lines) + ">"
 
     def __rich__(self):
@@ -213,28 +232,40 @@ class Report:
         return Group(*run_texts(self.run))
 
 
-def inspect(obj, *, arch: str = DEFAULT_ARCH, select=None, prove: bool = True, measure: bool = False,
-            measure_budget: float = MEASURE_BUDGET_SECONDS, gpu: str | None = None, fixes: bool = False,
-            cache: bool = False, **factory_args) -> Report:
+def inspect(
+    obj,
+    *,
+    arch: str = DEFAULT_ARCH,
+    select=None,
+    prove: bool = True,
+    measure: bool = False,
+    measure_budget: float = MEASURE_BUDGET_SECONDS,
+    gpu: str | None = None,
+    fixes: bool = False,
+    cache: bool = False,
+    **factory_args,
+) -> Report:
     """Inspect `obj` for the CUDA `arch` (no GPU needed) and check the rules `select` names (codes,
-    prefixes or slugs; default: the configuration's selection, else every rule on by default).
+        prefixes or slugs; default: the configuration's selection, else every rule on by default).
 
-    `obj` is a path (`"kernels.py"`, `"kernels.py::name"` or a directory, inspected in worker processes), a
-    PrimFunc, a compiled `JITKernel`, or a `@tilelang.jit` factory (or plain factory function) called
-    with `factory_args` (compiled in this process). `prove=False` skips rebuilding kernels to prove
-    causes (then no vectorization finding is reported). `measure=True` times, on this machine's GPU of
-    `arch`, each kernel with a costly finding against its proof's variant, for at most `measure_budget`
-    seconds (`Cost.measured`); without such a GPU it raises `tl_inspect.inspector.measurement.device.NoGpu`. `gpu` names
-    the GPU whose cost table prices the estimates (default: the one `tl-inspect calibrate` fitted for a GPU
-    here, else the shipped H200 one). `fixes=True` verifies each finding's fix by inspecting a fixed copy of
-    its file (`Finding.autofix`: verified, or why it is refused), as `tl-inspect --show-fixes` does. `cache=True`
-reuses and stores a path's results in tl-inspect's result cache, as the command line does (never while
-measuring). A bad setting raises `tl_inspect.lint.settings.ConfigError` with the command line's words."""
+        `obj` is a path (`"kernels.py"`, `"kernels.py::name"` or a directory, inspected in worker processes), a
+        PrimFunc, a compiled `JITKernel`, or a `@tilelang.jit` factory (or plain factory function) called
+        with `factory_args` (compiled in this process). `prove=False` skips rebuilding kernels to prove
+        causes (then no vectorization finding is reported). `measure=True` times, on this machine's GPU of
+        `arch`, each kernel with a costly finding against its proof's variant, for at most `measure_budget`
+        seconds (`Cost.measured`); without such a GPU it raises
+        `tl_inspect.inspector.measurement.device.NoGpu`. `gpu` names the GPU whose cost table prices the
+        estimates (default: the one `tl-inspect calibrate` fitted for a GPU here, else the shipped H200 one).
+        `fixes=True` verifies each finding's fix by inspecting a fixed copy of its file (`Finding.autofix`:
+        verified, or why it is refused), as `tl-inspect --show-fixes` does. `cache=True`
+    reuses and stores a path's results in tl-inspect's result cache, as the command line does (never while
+    measuring). A bad setting raises `tl_inspect.lint.settings.ConfigError` with the command line's words."""
     settings = load_settings(select=select, arch=arch, gpu=gpu)
     if measure and not prove:
         raise ValueError("measure=True times each proof's variant: it needs prove=True")
-    inspection = Inspection(prove=prove, measure=measure, measure_budget=measure_budget, use_cache=cache,
-                            args=factory_args)
+    inspection = Inspection(
+        prove=prove, measure=measure, measure_budget=measure_budget, use_cache=cache, args=factory_args
+    )
     table = settings.cost_table()
     if isinstance(obj, (str, os.PathLike)):
         targets = parse_targets([os.fspath(obj)])
@@ -249,8 +280,9 @@ measuring). A bad setting raises `tl_inspect.lint.settings.ConfigError` with the
     if fixes:
         states = call_on_deep_stack(fixer(settings).start, linted.jobs, run.files, run.reports, linted.texts)
         judged = {(r.kernel.file, r.kernel.name): r for s in states for r in s.reports}
-        run = dataclasses.replace(run, reports=tuple(judged.get((r.kernel.file, r.kernel.name), r)
-                                                     for r in run.reports))
+        run = dataclasses.replace(
+            run, reports=tuple(judged.get((r.kernel.file, r.kernel.name), r) for r in run.reports)
+        )
     return Report(run, inputs=(linted.jobs, settings))
 
 
@@ -263,14 +295,17 @@ def _inspect_object(obj, arch: str, prove: bool, budget: str, table, factory_arg
     from tl_inspect.inspector.lowering.compile import compile_kernel
 
     if not (is_kernel_object(obj) or callable(obj)):
-        raise TypeError(f"tl_inspect.inspect expects a path, a PrimFunc, a JITKernel or a kernel factory, "
-                        f"not {type(obj).__name__}")
+        raise TypeError(
+            f"tl_inspect.inspect expects a path, a PrimFunc, a JITKernel or a kernel factory, not {type(obj).__name__}"
+        )
     # a compiled kernel is named by the function its PrimFunc was written as
     name = getattr(user_function(getattr(obj, "prim_func", obj)), "__name__", None) or type(obj).__name__
     specs, _, _ = specs_of(name, obj, [factory_args] if factory_args else None)
     if not specs:
-        raise TypeError(f"{name} is a factory: pass its arguments ({', '.join(required_parameters(obj))}) "
-                        f"as keyword arguments of tl_inspect.inspect")
+        raise TypeError(
+            f"{name} is a factory: pass its arguments ({', '.join(required_parameters(obj))}) "
+            f"as keyword arguments of tl_inspect.inspect"
+        )
     (spec,) = specs
     if factory_args and spec.discovered_as in ("prim_func", "jit_kernel"):
         raise TypeError(f"{name} is already a kernel: it takes no factory arguments")
@@ -284,4 +319,3 @@ def _inspect_object(obj, arch: str, prove: bool, budget: str, table, factory_arg
         capture.mark()
         artifact = call_on_deep_stack(compile_kernel, spec, job, capture)
     return [job], [FileResult(path=shown, kernels=(artifact,))]
-

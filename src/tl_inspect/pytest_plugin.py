@@ -17,8 +17,11 @@ from tl_inspect.lint.settings import ConfigError, check_arch
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--tl-inspect-arch", default=DEFAULT_ARCH,
-                     help=f"CUDA arch tl-inspect compiles kernels for (default {DEFAULT_ARCH}); no GPU is needed")
+    parser.addoption(
+        "--tl-inspect-arch",
+        default=DEFAULT_ARCH,
+        help=f"CUDA arch tl-inspect compiles kernels for (default {DEFAULT_ARCH}); no GPU is needed",
+    )
 
 
 def pytest_configure(config) -> None:

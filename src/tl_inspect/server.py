@@ -28,8 +28,11 @@ from tl_inspect.reports.common import cases_line, one_line
 from tl_inspect.reports.phrases import cost_sentence, proof_summary
 
 SOURCE = "tl-inspect"
-SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
-            "info": types.DiagnosticSeverity.Information}
+SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
 
 
 class Checker:
@@ -67,55 +70,100 @@ class Checker:
         try:
             report = inspect(path, fixes=True)
         except Exception as exc:  # noqa: BLE001  (a config error or a bad file: say it in the editor, keep serving)
-            self._publish(path, [_diagnostic(1, None, 1, f"tl-inspect could not check this file: {one_line(str(exc))}",
-                                             types.DiagnosticSeverity.Error)])
+            self._publish(
+                path,
+                [
+                    _diagnostic(
+                        1,
+                        None,
+                        1,
+                        f"tl-inspect could not check this file: {one_line(str(exc))}",
+                        types.DiagnosticSeverity.Error,
+                    )
+                ],
+            )
             return
         self.findings[path] = list(report.findings)
         diagnostics = [_finding_diagnostic(f) for f in report.findings if _same(f.file, path)]
         for file in report.run.files:
             if file.error:
-                diagnostics.append(_diagnostic(file.error_line or 1, None, 1,
-                                               f"could not import the file: {one_line(file.error)}",
-                                               types.DiagnosticSeverity.Error))
+                diagnostics.append(
+                    _diagnostic(
+                        file.error_line or 1,
+                        None,
+                        1,
+                        f"could not import the file: {one_line(file.error)}",
+                        types.DiagnosticSeverity.Error,
+                    )
+                )
             if file.needs_cases:
-                diagnostics.append(_diagnostic(1, None, 1, "no call of its factories could be inferred, so they "
-                                               f"were not inspected; add {cases_line(file.needs_cases)}",
-                                               types.DiagnosticSeverity.Information))
+                diagnostics.append(
+                    _diagnostic(
+                        1,
+                        None,
+                        1,
+                        "no call of its factories could be inferred, so they "
+                        f"were not inspected; add {cases_line(file.needs_cases)}",
+                        types.DiagnosticSeverity.Information,
+                    )
+                )
         for kernel in report.kernels:
             if not kernel.ok and _same(kernel.file, path):
                 line = kernel.artifact.error_line or kernel.line or 1
-                diagnostics.append(_diagnostic(line, None, 1, f"kernel {kernel.name} could not be compiled: "
-                                               f"{one_line(kernel.error or 'unknown error')}",
-                                               types.DiagnosticSeverity.Error))
+                diagnostics.append(
+                    _diagnostic(
+                        line,
+                        None,
+                        1,
+                        f"kernel {kernel.name} could not be compiled: {one_line(kernel.error or 'unknown error')}",
+                        types.DiagnosticSeverity.Error,
+                    )
+                )
         self._publish(path, diagnostics)
 
     def _publish(self, path: str, diagnostics: list) -> None:
-        self.loop.call_soon_threadsafe(self.server.text_document_publish_diagnostics,
-                                       types.PublishDiagnosticsParams(uri=from_fs_path(path), diagnostics=diagnostics))
+        self.loop.call_soon_threadsafe(
+            self.server.text_document_publish_diagnostics,
+            types.PublishDiagnosticsParams(uri=from_fs_path(path), diagnostics=diagnostics),
+        )
 
     def at(self, path: str, line: int) -> list[Finding]:
         """The findings of `path` whose statement spans the 1-based `line`."""
-        return [f for f in self.findings.get(path, ()) if _same(f.file, path) and f.line <= line <= (f.end_line or f.line)]
+        return [
+            f for f in self.findings.get(path, ()) if _same(f.file, path) and f.line <= line <= (f.end_line or f.line)
+        ]
 
 
 def _same(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _diagnostic(line: int, end_line: int | None, col: int, message: str, severity,
-                code: str | None = None) -> types.Diagnostic:
+def _diagnostic(
+    line: int, end_line: int | None, col: int, message: str, severity, code: str | None = None
+) -> types.Diagnostic:
     # LSP counts from 0; the range runs to the start of the line after the statement, so it covers every column
     start, end = max(line, 1) - 1, max(end_line or line, line, 1)
     return types.Diagnostic(
-        range=types.Range(start=types.Position(line=start, character=max(col, 1) - 1),
-                          end=types.Position(line=end, character=0)),
-        message=message, severity=severity, source=SOURCE, code=code)
+        range=types.Range(
+            start=types.Position(line=start, character=max(col, 1) - 1), end=types.Position(line=end, character=0)
+        ),
+        message=message,
+        severity=severity,
+        source=SOURCE,
+        code=code,
+    )
 
 
 def _finding_diagnostic(f: Finding) -> types.Diagnostic:
     message = f"{f.message}\nfix: {f.fix}"
-    return _diagnostic(f.line, f.end_line, f.col, message, SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
-                       code=f"{f.rule} {f.slug}")
+    return _diagnostic(
+        f.line,
+        f.end_line,
+        f.col,
+        message,
+        SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
+        code=f"{f.rule} {f.slug}",
+    )
 
 
 def hover_text(f: Finding) -> str:
@@ -124,8 +172,10 @@ def hover_text(f: Finding) -> str:
     if f.cost is not None:
         parts.append(f"**cost:** {cost_sentence(f.cost)}")
     if f.proof is not None:
-        parts.append(f"**proof:** {proof_summary(f.proof)}\n\n```cuda\n// before\n{f.proof.cuda_before.strip()}\n"
-                     f"// after\n{f.proof.cuda_after.strip()}\n```")
+        parts.append(
+            f"**proof:** {proof_summary(f.proof)}\n\n```cuda\n// before\n{f.proof.cuda_before.strip()}\n"
+            f"// after\n{f.proof.cuda_after.strip()}\n```"
+        )
     parts.append(f"**fix:** {f.fix}")
     if f.autofix is not None and f.autofix.verified:
         parts.append(f"a verified {f.autofix.applicability} fix is offered as a code action")
@@ -148,35 +198,56 @@ def build_server() -> LanguageServer:
     def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         path = to_fs_path(params.text_document.uri)
         checker.findings.pop(path, None)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri,
-                                                                            diagnostics=[]))
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: LanguageServer, params: types.HoverParams) -> types.Hover | None:
         found = checker.at(to_fs_path(params.text_document.uri), params.position.line + 1)
         if not found:
             return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                        value="\n\n---\n\n".join(hover_text(f) for f in found)))
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(hover_text(f) for f in found)
+            )
+        )
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+    )
     def code_actions(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         path = to_fs_path(params.text_document.uri)
         first, last = params.range.start.line + 1, params.range.end.line + 1
         actions = []
         for f in checker.findings.get(path, ()):
-            if not (f.autofix and f.autofix.verified and _same(f.file, path)
-                    and f.line <= last and first <= (f.end_line or f.line)):
+            if not (
+                f.autofix
+                and f.autofix.verified
+                and _same(f.file, path)
+                and f.line <= last
+                and first <= (f.end_line or f.line)
+            ):
                 continue
-            edits = [types.TextEdit(range=types.Range(start=types.Position(line=e.line - 1, character=0),
-                                                      end=types.Position(line=e.end_line - 1, character=0)),
-                                    new_text=e.content) for e in f.autofix.edits]
-            actions.append(types.CodeAction(
-                title=f"{f.rule}: {f.fix} ({f.autofix.applicability} fix, verified)",
-                kind=types.CodeActionKind.QuickFix, diagnostics=[_finding_diagnostic(f)],
-                is_preferred=f.autofix.applicability == SAFE,
-                edit=types.WorkspaceEdit(changes={params.text_document.uri: edits})))
+            edits = [
+                types.TextEdit(
+                    range=types.Range(
+                        start=types.Position(line=e.line - 1, character=0),
+                        end=types.Position(line=e.end_line - 1, character=0),
+                    ),
+                    new_text=e.content,
+                )
+                for e in f.autofix.edits
+            ]
+            actions.append(
+                types.CodeAction(
+                    title=f"{f.rule}: {f.fix} ({f.autofix.applicability} fix, verified)",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[_finding_diagnostic(f)],
+                    is_preferred=f.autofix.applicability == SAFE,
+                    edit=types.WorkspaceEdit(changes={params.text_document.uri: edits}),
+                )
+            )
         return actions
 
     return server

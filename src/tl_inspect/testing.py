@@ -14,10 +14,10 @@ cause or finding.
 from __future__ import annotations
 
 from tl_inspect.api import Kernel, Report, inspect
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.reports.explain import by_change
 from tl_inspect.reports.verdict_text import cause_line, finding_line, kernel_title
-from tl_inspect.files.sources import SourceFiles
 from tl_inspect.wording import plural
 
 __all__ = ["assert_no_findings", "assert_vectorized"]
@@ -35,19 +35,27 @@ def assert_vectorized(kernel, min_bits: int = 128, buffers=None, *, arch: str = 
         present = {a.buffer for k in kernels for a in k.accesses}
         missing = [name for name in names if name not in present]
         if missing:
-            raise AssertionError(f"no global access of {', '.join(missing)} in "
-                                 f"{', '.join(k.name for k in kernels)} (buffers accessed: "
-                                 f"{', '.join(sorted(present)) or 'none'})")
+            raise AssertionError(
+                f"no global access of {', '.join(missing)} in "
+                f"{', '.join(k.name for k in kernels)} (buffers accessed: "
+                f"{', '.join(sorted(present)) or 'none'})"
+            )
     sources = SourceFiles()
     failures = []
     for k in kernels:
         narrow = k.narrow_accesses(min_bits, names)
         if narrow:
             causes = by_change(narrow)
-            failures.append("\n".join(
-                [f"{plural(len(narrow), 'global access')} narrower than {min_bits} bits in {kernel_title(k.artifact)}, "
-                 f"{plural(len(causes), 'cause')}:"]
-                + [cause_line(k.artifact, members, k.findings, sources) for members in causes]))
+            failures.append(
+                "\n".join(
+                    [
+                        f"{plural(len(narrow), 'global access')} narrower than {min_bits} bits in "
+                        f"{kernel_title(k.artifact)}, "
+                        f"{plural(len(causes), 'cause')}:"
+                    ]
+                    + [cause_line(k.artifact, members, k.findings, sources) for members in causes]
+                )
+            )
     if failures:
         raise AssertionError("\n".join(failures + [_explain_hint(kernels)]))
 
@@ -58,8 +66,14 @@ def assert_no_findings(kernel, select=None, *, arch: str = DEFAULT_ARCH, **facto
     kernel or case and gives one line per finding."""
     __tracebackhide__ = True
     kernels = _compiled(kernel, arch=arch, select=select, factory_args=factory_args)
-    failures = ["\n".join([f"{plural(len(k.findings), 'finding')} in {kernel_title(k.artifact)}:"]
-                          + [finding_line(f) for f in k.findings]) for k in kernels if k.findings]
+    failures = [
+        "\n".join(
+            [f"{plural(len(k.findings), 'finding')} in {kernel_title(k.artifact)}:"]
+            + [finding_line(f) for f in k.findings]
+        )
+        for k in kernels
+        if k.findings
+    ]
     if failures:
         raise AssertionError("\n".join(failures + [_explain_hint(kernels)]))
 
@@ -74,8 +88,9 @@ def _compiled(kernel, *, arch: str, select=None, factory_args: dict) -> list[Ker
     assertion with its error)."""
     __tracebackhide__ = True
     if (select is not None or factory_args) and isinstance(kernel, (Kernel, Report)):
-        raise TypeError("select and factory arguments apply when the assertion inspects the kernel: "
-                        "pass them to tl_inspect.inspect")
+        raise TypeError(
+            "select and factory arguments apply when the assertion inspects the kernel: pass them to tl_inspect.inspect"
+        )
     if isinstance(kernel, Kernel):
         kernels = [kernel]
     elif isinstance(kernel, Report):

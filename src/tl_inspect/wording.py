@@ -8,17 +8,17 @@ PLURALS = {"info": "info", "access": "accesses", "global access": "global access
 
 
 def plural(count, word: str) -> str:
-    """"1 element", "3 elements", "2 info"."""
+    """ "1 element", "3 elements", "2 info"."""
     return f"{count} {word if count == 1 else PLURALS.get(word, word + 's')}"
 
 
 def article(number: int) -> str:
-    """"an" before numbers read with a leading vowel sound (8, 11, 18, 80...), else "a"."""
+    """ "an" before numbers read with a leading vowel sound (8, 11, 18, 80...), else "a"."""
     return "an" if str(number).startswith("8") or number in (11, 18) else "a"
 
 
 def join(names) -> str:
-    """"A", "A and B", "A, B and C"."""
+    """ "A", "A and B", "A, B and C"."""
     names = list(names)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
@@ -52,12 +52,12 @@ def written_in(text: str, buffer: str, fallback: str) -> str:
     for end in range(start + len(buffer), len(text)):
         depth += {"[": 1, "]": -1}.get(text[end], 0)
         if depth == 0:
-            return text[start:end + 1]
+            return text[start : end + 1]
     return fallback
 
 
 def accesses_text(accesses) -> str:
-    """"The C store and the A and B loads", naming each buffer once per direction."""
+    """ "The C store and the A and B loads", naming each buffer once per direction."""
     parts = []
     for direction in ("store", "load"):
         names = list(dict.fromkeys(a.buffer for a in accesses if a.kind == direction))

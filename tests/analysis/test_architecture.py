@@ -11,23 +11,50 @@ from collections import defaultdict
 
 import pytest
 
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src", "tl_inspect")
+PACKAGE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src", "tl_inspect"
+)
 
 # bottom first: a module imports only from its own layer and the layers below it; the longest prefix places
 # a module (`tl_inspect.fixes.verify` sits above `tl_inspect.fixes`)
 LAYERS = (
-    ("plain words and data", ("tl_inspect._version", "tl_inspect.wording", "tl_inspect.tir",
-                              "tl_inspect.files.sources", "tl_inspect.files.pysource")),
-    ("shared values", ("tl_inspect.model", "tl_inspect.gpu.arch", "tl_inspect.gpu.device", "tl_inspect.gpu.cost_table",
-                       "tl_inspect.files", "tl_inspect.fixes")),
+    (
+        "plain words and data",
+        (
+            "tl_inspect._version",
+            "tl_inspect.wording",
+            "tl_inspect.tir",
+            "tl_inspect.files.sources",
+            "tl_inspect.files.pysource",
+        ),
+    ),
+    (
+        "shared values",
+        (
+            "tl_inspect.model",
+            "tl_inspect.gpu.arch",
+            "tl_inspect.gpu.device",
+            "tl_inspect.gpu.cost_table",
+            "tl_inspect.files",
+            "tl_inspect.fixes",
+        ),
+    ),
     ("rewrites of a PrimFunc", ("tl_inspect.inspector.rewrites",)),
     ("causes", ("tl_inspect.causes",)),
     ("analysis", ("tl_inspect.analysis",)),
     ("inspector", ("tl_inspect.inspector",)),
     ("rules", ("tl_inspect.rules",)),
     ("the lint run and its reports", ("tl_inspect.lint", "tl_inspect.reports", "tl_inspect.fixes.verify")),
-    ("faces", ("tl_inspect.api", "tl_inspect.server", "tl_inspect.testing", "tl_inspect.pytest_plugin",
-               "tl_inspect.gpu.calibration")),
+    (
+        "faces",
+        (
+            "tl_inspect.api",
+            "tl_inspect.server",
+            "tl_inspect.testing",
+            "tl_inspect.pytest_plugin",
+            "tl_inspect.gpu.calibration",
+        ),
+    ),
     ("entry points", ("tl_inspect", "tl_inspect.__main__", "tl_inspect.cli", "tl_inspect.gpu")),
 )
 MAX_MODULE_LINES = 400
@@ -63,7 +90,7 @@ def _imported(module: str, node: ast.AST) -> list[str]:
         base = node.module or ""
         if node.level:
             package = module if MODULES[module].endswith("__init__.py") else module.rpartition(".")[0]
-            parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+            parts = package.split(".")[: len(package.split(".")) - node.level + 1]
             base = ".".join(parts + ([node.module] if node.module else []))
         names = [f"{base}.{alias.name}" for alias in node.names]
     found = []
@@ -85,8 +112,12 @@ def _graph() -> dict[str, set[str]]:
 
 
 def _layer(module: str) -> int:
-    prefixes = [(len(prefix), index) for index, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes
-                if module == prefix or module.startswith(prefix + ".")]
+    prefixes = [
+        (len(prefix), index)
+        for index, (_, prefixes) in enumerate(LAYERS)
+        for prefix in prefixes
+        if module == prefix or module.startswith(prefix + ".")
+    ]
     assert prefixes, f"{module} sits in no layer of docs/architecture.md"
     return max(prefixes)[1]
 
@@ -138,9 +169,12 @@ def test_no_module_imports_a_module_that_imports_it_back():
 
 
 def test_no_module_imports_from_a_layer_above_its_own():
-    upward = [f"{module} ({LAYERS[_layer(module)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
-              for module, targets in sorted(_graph().items()) for target in sorted(targets)
-              if _layer(target) > _layer(module)]
+    upward = [
+        f"{module} ({LAYERS[_layer(module)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
+        for module, targets in sorted(_graph().items())
+        for target in sorted(targets)
+        if _layer(target) > _layer(module)
+    ]
     assert upward == []
 
 
@@ -150,9 +184,12 @@ def test_every_module_and_function_fits_a_reader(module):
     with open(path, encoding="utf-8") as f:
         lines = sum(1 for _ in f)
     assert lines <= MAX_MODULE_LINES, f"{path}: {lines} lines"
-    long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)" for node in ast.walk(TREES[module])
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    long = [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(TREES[module])
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
     assert long == [], path
 
 

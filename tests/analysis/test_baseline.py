@@ -6,21 +6,22 @@ import json
 
 import pytest
 
+from tl_inspect.files.pysource import scan
 from tl_inspect.lint import baseline
 from tl_inspect.lint.baseline import BaselineError, Fingerprints
 from tl_inspect.model import Finding
-from tl_inspect.files.pysource import scan
 
-KERNEL = '''def k(N):
+KERNEL = """def k(N):
     for i in T.Parallel(1024):
         C[bx * 1024 + i] = A[bx * 1024 + i] + B[bx * 1024 + i]
         D[i] = A[i]
-'''
+"""
 
 
 def finding(line: int, kernel: str = "add_2047", slug: str = "lane-dependent-predicate", file: str = "k.py"):
-    return Finding(rule="TLV002", slug=slug, severity="error", message="m", fix="f", file=file, line=line,
-                   kernel=kernel)
+    return Finding(
+        rule="TLV002", slug=slug, severity="error", message="m", fix="f", file=file, line=line, kernel=kernel
+    )
 
 
 def fingerprints(tmp_path, texts: dict) -> Fingerprints:
@@ -62,8 +63,9 @@ def test_identical_findings_are_counted_and_only_extra_ones_are_new(tmp_path):
     fp = fingerprints(tmp_path, {path: text})
     entries = baseline.build([finding(1, file=path), finding(2, file=path)], fp)
     assert [e.count for e in entries] == [2]
-    result = baseline.match([finding(1, file=path), finding(2, file=path), finding(3, file=path)], entries, fp,
-                            judged=lambda e: True)
+    result = baseline.match(
+        [finding(1, file=path), finding(2, file=path), finding(3, file=path)], entries, fp, judged=lambda e: True
+    )
     assert [f.line for f in result.new] == [3] and result.known == 2 and result.stale == []
     gone = baseline.match([finding(1, file=path)], entries, fp, judged=lambda e: True)
     assert gone.new == [] and [e.count for e in gone.stale] == [1]
@@ -81,12 +83,15 @@ def test_written_baseline_reads_back(tmp_path):
     assert [e["statement"] for e in document["findings"]] == sorted(e["statement"] for e in document["findings"])
 
 
-@pytest.mark.parametrize("content,expected", [
-    ("{", "invalid JSON"),
-    ('{"tool": "ruff"}', "not a tl-inspect baseline"),
-    ('{"tool": "tl-inspect", "baseline": 7, "findings": []}', "baseline format 7 is not supported"),
-    ('{"tool": "tl-inspect", "baseline": 1, "findings": [{"rule": "X"}]}', "malformed baseline entry"),
-])
+@pytest.mark.parametrize(
+    "content,expected",
+    [
+        ("{", "invalid JSON"),
+        ('{"tool": "ruff"}', "not a tl-inspect baseline"),
+        ('{"tool": "tl-inspect", "baseline": 7, "findings": []}', "baseline format 7 is not supported"),
+        ('{"tool": "tl-inspect", "baseline": 1, "findings": [{"rule": "X"}]}', "malformed baseline entry"),
+    ],
+)
 def test_bad_baseline_files(tmp_path, content, expected):
     path = tmp_path / "b.json"
     path.write_text(content)

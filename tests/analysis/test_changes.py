@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from gitrepo import Repo
+
 from tl_inspect.lint.changes import ChangesError, changes_since, hunk_lines
 
-DIFF = '''diff --git a/k.py b/k.py
+DIFF = """diff --git a/k.py b/k.py
 index 1..2 100644
 --- a/k.py
 +++ b/k.py
@@ -32,7 +32,7 @@ diff --git a/deleted.py b/deleted.py
 +++ /dev/null
 @@ -1 +0,0 @@
 -a
-'''
+"""
 
 
 def test_hunk_lines_reads_added_and_changed_lines_only():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from conftest import FIXTURES, kernel_named
+
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.model import Verdict
 from tl_inspect.reports.phrases import headline

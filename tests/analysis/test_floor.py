@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from conftest import FIXTURES, kernel_named
+
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.reports.explain import explain_kernel
 from tl_inspect.rules import registered_rules

@@ -30,8 +30,10 @@ def test_the_gemm_fixture_is_compute_bound_if_the_l2_serves_its_re_reads_and_ele
         return ledger_short(ledger), ledger
 
     gemm, _ = short("clear_gemm.py::matmul_noclear")
-    assert gemm == ("2.0 GiB read, 32.0 MiB written, 96.0 MiB unique, compute-bound at 1365 FLOP/B if the L2 "
-                    "serves the 22x re-reads, memory-bound at 63 FLOP/B if it does not")
+    assert gemm == (
+        "2.0 GiB read, 32.0 MiB written, 96.0 MiB unique, compute-bound at 1365 FLOP/B if the L2 "
+        "serves the 22x re-reads, memory-bound at 63 FLOP/B if it does not"
+    )
     for target in ("vec_workload.py::iterate_once", "vec_rmsnorm.py::rms_norm_4096"):
         _, ledger = short(target)
         assert ledger.bound == ledger.requested_bound == "memory", target

@@ -9,9 +9,9 @@ import glob
 import os
 
 import pytest
-
 from conftest import FIXTURES
 from report_data import assert_snapshot
+
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.rules import registered_rules
 

@@ -13,14 +13,14 @@ import os
 import re
 
 import pytest
-
 from report_data import assert_snapshot
 from stored_artefacts import EXAMPLES, ROOT, RULES, SOURCES
+
 from tl_inspect.lint.checking import check_kernel
+from tl_inspect.lint.suppressions import suppress
 from tl_inspect.model import KernelReport
 from tl_inspect.rules.base import DOC_HEADINGS, expected_lines
 from tl_inspect.rules.catalog import rules_table
-from tl_inspect.lint.suppressions import suppress
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,8 @@ def _assert_exact(found, text: str, slugs) -> None:
     lines, expected = _lines_by_slug(found), expected_lines(text)
     for slug in slugs:
         assert lines.get(slug, set()) == expected.get(slug, set()), (
-            f"{slug}: found on lines {sorted(lines.get(slug, []))}, expected {sorted(expected.get(slug, []))}")
+            f"{slug}: found on lines {sorted(lines.get(slug, []))}, expected {sorted(expected.get(slug, []))}"
+        )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"{e.slug}/{e.name}")
@@ -72,9 +73,14 @@ def test_rule_example(example, results):
     found = _findings(results[example.path], text, [rule])
     _assert_exact(found, text, [rule.slug])
     if example.bad:
-        assert_snapshot(f"rules/{rule.slug}/{example.name}.txt", "".join(
-            f"{finding.line} {kernel.name} {finding.name}\n  {finding.message}\n  fix: {finding.fix}\n"
-            f"  cuda_lines: {list(finding.cuda_lines)}\n" for kernel, finding in found))
+        assert_snapshot(
+            f"rules/{rule.slug}/{example.name}.txt",
+            "".join(
+                f"{finding.line} {kernel.name} {finding.name}\n  {finding.message}\n  fix: {finding.fix}\n"
+                f"  cuda_lines: {list(finding.cuda_lines)}\n"
+                for kernel, finding in found
+            ),
+        )
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: os.path.relpath(p, ROOT))
@@ -100,4 +106,5 @@ def test_readme_rules_table_is_generated():
     start = readme.index("| code | slug |")
     end = readme.index("\n\n", start) + 1
     assert readme[start:end] == rules_table(RULES), (
-        "README.md's rules table differs: replace it with `tl-inspect rules --format markdown`")
+        "README.md's rules table differs: replace it with `tl-inspect rules --format markdown`"
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tl_inspect.lint.suppressions import parse_directives
 
-SOURCE = '''import tilelang  # tl-inspect: ignore-file[scalarized-load]
+SOURCE = """import tilelang  # tl-inspect: ignore-file[scalarized-load]
 def k():
     x = 1  # tl-inspect: ignore[TLV002, missing-clear]
     # tl-inspect: ignore[lane-dependent-predicate]
@@ -15,7 +15,7 @@ def k():
     z = g(1,  # tl-inspect: ignore[TLV003]
           2)
     w = 2  # noqa: E501  # tl-inspect: ignore  # a bare ignore names nothing
-'''
+"""
 
 
 def test_each_form_covers_the_right_lines():

@@ -8,12 +8,12 @@ import glob
 import os
 
 import pytest
-
 from conftest import FIXTURES, kernel_named
-from tl_inspect.tir.render import render
+
 from tl_inspect.lint.checking import check_kernel
 from tl_inspect.model import VERDICTS
 from tl_inspect.rules import find_rule, owner_of, registered_rules
+from tl_inspect.tir.render import render
 
 ELEMENTWISE = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
 ROWS = os.path.join(FIXTURES, "kernels", "vec_rows_2d.py")
@@ -45,8 +45,15 @@ def test_ragged_length_is_reported_under_its_cause_with_cost_and_proof(stored):
     assert finding.evidence == () and "Estimated" not in finding.message
     assert finding.name and dict(finding.args)
     data = finding.as_dict()
-    assert set(data["proof"]) == {"change", "cuda_before", "cuda_after", "bits_before", "bits_after",
-                                  "stride_before", "stride_after"}
+    assert set(data["proof"]) == {
+        "change",
+        "cuda_before",
+        "cuda_after",
+        "bits_before",
+        "bits_after",
+        "stride_before",
+        "stride_after",
+    }
     assert set(data["cost"]) == {"estimate", "basis", "per_access", "launch_bytes", "estimate_at_size"}
     # 600 KB a launch: measured 1.06x on the H200, the launch's own 4 us taking most of its time
     assert data["cost"]["estimate_at_size"] < 1.2
@@ -76,18 +83,23 @@ def test_one_element_per_thread_is_proven_by_growing_the_tile(stored):
     _, findings = _findings(stored, ELEMENTWISE, "scale_naive")
     (finding,) = findings
     assert "T.Parallel(256) over 256 threads gives each thread 1 element" in finding.message
-    assert finding.proof.change == ("a tile of 1024 elements for the same 256 threads over a grid 4x smaller, so "
-                                    "each thread moves 4 contiguous elements")
+    assert finding.proof.change == (
+        "a tile of 1024 elements for the same 256 threads over a grid 4x smaller, so "
+        "each thread moves 4 contiguous elements"
+    )
     assert "float4" in finding.proof.cuda_after and "blockIdx.x) * 1024" in finding.proof.cuda_after
     assert finding.proof.bits_after == 128 and finding.cost.estimate == pytest.approx(1.27)
 
 
-@pytest.mark.parametrize("kernel,cause,inserted", [
-    ("add_odd", "tail-guard", True),
-    ("scale_odd", "tail-guard", True),
-    ("kv_transposed", "transposed", False),
-    ("copy_thread_strided", "annotated-layout", False),
-])
+@pytest.mark.parametrize(
+    "kernel,cause,inserted",
+    [
+        ("add_odd", "tail-guard", True),
+        ("scale_odd", "tail-guard", True),
+        ("kv_transposed", "transposed", False),
+        ("copy_thread_strided", "annotated-layout", False),
+    ],
+)
 def test_kernels_whose_every_access_is_scalar_get_a_proven_finding(stored, kernel, cause, inserted):
     artifact, findings = _findings(stored, ALL_SCALAR, kernel)
     assert findings, f"{kernel}: every access is scalar, yet no finding"
@@ -128,10 +140,10 @@ def test_no_access_in_the_fixtures_or_rule_examples_is_unexplained(stored):
         for artifact in result.kernels:
             for access in artifact.accesses:
                 assert access.verdict in VERDICTS and access.verdict != "unexplained", (
-                    f"{os.path.basename(path)}::{artifact.name}: {access}")
+                    f"{os.path.basename(path)}::{artifact.name}: {access}"
+                )
                 # a reason says why an access cannot be wider (inherent), or why a narrow one costs little
-                assert (access.verdict == "inherent") == bool(access.reason) or access.reason in ("cast-cap",
-                                                                                                 "compute")
+                assert (access.verdict == "inherent") == bool(access.reason) or access.reason in ("cast-cap", "compute")
 
 
 def test_every_selection_only_filters_the_findings(stored):
@@ -146,8 +158,10 @@ def test_every_selection_only_filters_the_findings(stored):
             everything = check_kernel(artifact, text, RULES)
             for subset in selections:
                 chosen = {r.code for r in subset}
-                assert check_kernel(artifact, text, subset) == [
-                    f for f in everything if f.rule in chosen], (artifact.name, chosen)
+                assert check_kernel(artifact, text, subset) == [f for f in everything if f.rule in chosen], (
+                    artifact.name,
+                    chosen,
+                )
 
 
 def test_indices_render_as_written():
@@ -177,8 +191,9 @@ def test_verdicts_doc_causes_table_is_generated():
     with open(os.path.join(os.path.dirname(FIXTURES), "docs", "verdicts.md"), encoding="utf-8") as f:
         text = f.read()
     start = text.index("| cause | what it is |")
-    assert text[start:text.index("\n\n", start) + 1] == causes_table(), (
-        "docs/verdicts.md's causes table differs: replace it with `python -m tl_inspect.rules.catalog`")
+    assert text[start : text.index("\n\n", start) + 1] == causes_table(), (
+        "docs/verdicts.md's causes table differs: replace it with `python -m tl_inspect.rules.catalog`"
+    )
 
 
 def test_docs_list_every_cause_and_inherent_reason():

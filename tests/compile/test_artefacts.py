@@ -10,8 +10,8 @@ import glob
 import os
 
 import pytest
-
 from stored_artefacts import ROOT, SOURCES, UPDATE_ARTEFACTS, artefact_path, stored_result, stored_text
+
 from tl_inspect.analysis.recording import bare, loads
 from tl_inspect.inspector import Job, inspect_jobs
 
@@ -33,8 +33,10 @@ def compiled(request, tmp_path_factory):
                 record = f.read()
             artifact = loads(record)[0]
             by_kernel[(artifact.name, artifact.case)] = record
-        compiled[source] = (result, [by_kernel[key] for key in ((k.name, k.case) for k in result.kernels)
-                                     if key in by_kernel])
+        compiled[source] = (
+            result,
+            [by_kernel[key] for key in ((k.name, k.case) for k in result.kernels) if key in by_kernel],
+        )
     return compiled
 
 
@@ -57,8 +59,10 @@ def test_the_stored_artefacts_are_what_tilelang_compiles_today(source, compiled)
     with open(path, encoding="utf-8") as f:
         stored = f.read()
     if text != stored:
-        pytest.fail(f"{os.path.relpath(path, ROOT)} differs from the compile (TL_INSPECT_UPDATE_ARTEFACTS=1 "
-                    f"rewrites it): {'; '.join(_differences(stored, text))}")
+        pytest.fail(
+            f"{os.path.relpath(path, ROOT)} differs from the compile (TL_INSPECT_UPDATE_ARTEFACTS=1 "
+            f"rewrites it): {'; '.join(_differences(stored, text))}"
+        )
 
 
 def _differences(stored: str, compiled: str) -> list[str]:
@@ -69,8 +73,11 @@ def _differences(stored: str, compiled: str) -> list[str]:
     out = []
     for old, new in zip(before, after):
         (old_artifact, old_variants, _), (new_artifact, new_variants, _) = loads(old), loads(new)
-        fields = [f.name for f in dataclasses.fields(old_artifact)
-                  if getattr(old_artifact, f.name) != getattr(new_artifact, f.name)]
+        fields = [
+            f.name
+            for f in dataclasses.fields(old_artifact)
+            if getattr(old_artifact, f.name) != getattr(new_artifact, f.name)
+        ]
         fields += ["the proofs' variants"] if old_variants != new_variants else []
         if fields or old != new:
             out.append(f"{new_artifact.name}: {', '.join(fields) or 'the text'}")

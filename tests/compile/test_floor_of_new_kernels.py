@@ -13,7 +13,8 @@ from conftest import run_cli
 def test_a_fixed_grid_of_128_blocks_on_132_sms_is_not_underfilled(tmp_path):
     # 128 blocks of a split-K GEMV over 132 SMs measured 0.97x against 256 blocks on the H200
     path = tmp_path / "grid.py"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         import tilelang.language as T
 
 
@@ -32,7 +33,8 @@ def test_a_fixed_grid_of_128_blocks_on_132_sms_is_not_underfilled(tmp_path):
 
         copy_grid_128 = copy_grid(128)
         copy_grid_8 = copy_grid(8)
-        """))
+        """)
+    )
     done = run_cli(str(path), "--format", "json", "-j", "1")
     kernels = {k["name"]: k for k in json.loads(done.stdout)["kernels"]}
     assert not kernels["copy_grid_128"]["findings"]
@@ -45,7 +47,8 @@ def test_a_fixed_grid_of_128_blocks_on_132_sms_is_not_underfilled(tmp_path):
 
 def test_a_loop_whose_trip_count_is_known_at_run_time_has_no_gap(tmp_path):
     path = tmp_path / "trips.py"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         import tilelang.language as T
 
 
@@ -58,7 +61,8 @@ def test_a_loop_whose_trip_count_is_known_at_run_time_has_no_gap(tmp_path):
                 for k in T.serial(n):
                     acc += X[bx * 128 + tx, k] * 2.0
                 Y[bx * 128 + tx] = acc
-        """))
+        """)
+    )
     done = run_cli(str(path), "--format", "json", "-j", "1", "--exit-zero")
     (kernel,) = json.loads(done.stdout)["kernels"]
     estimate = kernel["estimate"]
@@ -67,7 +71,8 @@ def test_a_loop_whose_trip_count_is_known_at_run_time_has_no_gap(tmp_path):
 
 def test_the_factory_keyword_that_sets_each_threads_share_proves_one_element_per_thread(tmp_path):
     path = tmp_path / "npt.py"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         import tilelang.language as T
 
 
@@ -82,7 +87,8 @@ def test_the_factory_keyword_that_sets_each_threads_share_proves_one_element_per
 
 
         add_npt1 = add(1 << 20, npt=1)
-        """))
+        """)
+    )
     done = run_cli(str(path), "--format", "json", "-j", "1")
     (kernel,) = json.loads(done.stdout)["kernels"]
     (finding,) = kernel["findings"]
@@ -92,7 +98,8 @@ def test_the_factory_keyword_that_sets_each_threads_share_proves_one_element_per
 
 def test_a_strided_walk_is_fixed_by_spreading_the_rows_not_by_vectorizing_the_walk(tmp_path):
     path = tmp_path / "walk.py"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         import tilelang.language as T
 
 
@@ -108,7 +115,8 @@ def test_a_strided_walk_is_fixed_by_spreading_the_rows_not_by_vectorizing_the_wa
 
 
         scale_rows_4k = scale_rows(8192, 2048)
-        """))
+        """)
+    )
     done = run_cli(str(path), "--format", "json", "-j", "1", "--show-fixes")
     (kernel,) = json.loads(done.stdout)["kernels"]
     (finding,) = kernel["findings"]

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 
-import json
-
 import pytest
-
 from conftest import FIXTURES, ROOT, kernel_named, run_cli
+
 from tl_inspect.tir import nodes as ir
 
 DISCOVERY = os.path.join(FIXTURES, "discovery")
@@ -38,16 +37,27 @@ def discovered(inspected):
     return inspected(paths)
 
 
-@pytest.mark.parametrize("file,expected", [
-    ("prim_funcs.py", [("scale_4096", "def scale_4096("), ("add_2048", "def add_kernel("),
-                       ("add_2047", "def add_kernel(")]),
-    ("jit_kernels.py", [("copy_4096", "def copy_main("), ("negate_8192", "def negate_main(")]),
-    ("cases.py", [("row_scale[M=256,N=4096]", "def row_scale_main("), ("row_scale[M=64,N=1000]", "def row_scale_main("),
-                  ("jit_row_copy[M=128,N=2048]", "def jit_row_copy_main(")]),
-    ("eager_const.py", [("eager_scale[M=64,N=1024]", "def eager_scale(")]),
-    ("autotuned.py", [("tuned_add[N=8192]", "def tuned_add_main(")]),
-    ("raises_after_kernel.py", [("double_1024", "def double_1024(")]),
-])
+@pytest.mark.parametrize(
+    "file,expected",
+    [
+        (
+            "prim_funcs.py",
+            [("scale_4096", "def scale_4096("), ("add_2048", "def add_kernel("), ("add_2047", "def add_kernel(")],
+        ),
+        ("jit_kernels.py", [("copy_4096", "def copy_main("), ("negate_8192", "def negate_main(")]),
+        (
+            "cases.py",
+            [
+                ("row_scale[M=256,N=4096]", "def row_scale_main("),
+                ("row_scale[M=64,N=1000]", "def row_scale_main("),
+                ("jit_row_copy[M=128,N=2048]", "def jit_row_copy_main("),
+            ],
+        ),
+        ("eager_const.py", [("eager_scale[M=64,N=1024]", "def eager_scale(")]),
+        ("autotuned.py", [("tuned_add[N=8192]", "def tuned_add_main(")]),
+        ("raises_after_kernel.py", [("double_1024", "def double_1024(")]),
+    ],
+)
 def test_every_discovery_form_is_found_with_name_and_def_line(discovered, file, expected):
     path = discovery_file(file)
     result = discovered[path]
@@ -60,7 +70,9 @@ def test_module_that_raises_keeps_the_kernels_defined_before_and_reports_the_err
     result = discovered[path]
     line = line_of(path, "raise RuntimeError")
     assert (result.error, result.error_line) == (
-        "RuntimeError: Found no NVIDIA driver on your system (while importing the module)", line)
+        "RuntimeError: Found no NVIDIA driver on your system (while importing the module)",
+        line,
+    )
     assert [k.name for k in result.kernels] == ["double_1024"]
 
 
@@ -87,7 +99,10 @@ def test_aligned_add_has_128_bit_accesses_mapped_to_the_store_line(discovered):
     kernel = kernel_named(discovered[path], "add_2048")
     line = _store_line(path)
     assert sorted((a.kind, a.buffer, a.lanes, a.bits, a.line) for a in kernel.accesses) == [
-        ("load", "A", 8, 128, line), ("load", "B", 8, 128, line), ("store", "C", 8, 128, line)]
+        ("load", "A", 8, 128, line),
+        ("load", "B", 8, 128, line),
+        ("store", "C", 8, 128, line),
+    ]
     cuda = kernel.source.splitlines()
     for access in kernel.accesses:
         assert access.cuda_lines and all(kernel.line_map[n - 1] == line for n in access.cuda_lines)
@@ -100,7 +115,10 @@ def test_unaligned_add_has_scalar_accesses_mapped_to_the_same_line(discovered):
     kernel = kernel_named(discovered[path], "add_2047")
     line = _store_line(path)
     assert sorted((a.kind, a.buffer, a.lanes, a.line) for a in kernel.accesses) == [
-        ("load", "A", 1, line), ("load", "B", 1, line), ("store", "C", 1, line)]
+        ("load", "A", 1, line),
+        ("load", "B", 1, line),
+        ("store", "C", 1, line),
+    ]
     cuda = kernel.source.splitlines()
     store = next(a for a in kernel.accesses if a.kind == "store")
     assert any("i_s" in cuda[n - 1] and "C[" in cuda[n - 1] for n in store.cuda_lines)
@@ -147,7 +165,12 @@ def test_layouts_are_structured_and_the_visualization_text_is_captured(norms):
     kernel = kernel_named(norms, "rms_norm_1024")
     by_name = {(lay.kind, lay.name): lay for lay in kernel.layouts}
     a_local = by_name[("buffer", "A_local")]
-    assert (a_local.input_shape, a_local.output_shape, a_local.thread, a_local.replicate) == ((1, 1024), (8,), "_j // 8", 1)
+    assert (a_local.input_shape, a_local.output_shape, a_local.thread, a_local.replicate) == (
+        (1, 1024),
+        (8,),
+        "_j // 8",
+        1,
+    )
     assert a_local.line == line_of(NORMS, "A_local = T.alloc_fragment")
     assert a_local.thread_grid[0][:9] == (0, 0, 0, 0, 0, 0, 0, 0, 1)
     assert by_name[("buffer", "A_powsum")].replicate == 128
@@ -166,11 +189,15 @@ def test_bad_files_give_one_line_errors_and_keep_the_other_results(inspected):
     paths = [os.path.join(DATA, f) for f in ("bad_syntax.py", "frontend_error.py", "crashes_in_second_kernel.py")]
     results = inspected(paths)
     assert (results[paths[0]].error, results[paths[0]].error_line) == (
-        "SyntaxError: invalid syntax (while importing the module)", 3)
+        "SyntaxError: invalid syntax (while importing the module)",
+        3,
+    )
     frontend = results[paths[1]]
     assert [(k.name, k.status) for k in frontend.kernels] == [("fine", "ok"), ("broken_factory[N=1024]", "error")]
     assert (frontend.kernels[1].error, frontend.kernels[1].error_line) == (
-        "NameError: name 'undefined_name' is not defined (while compiling)", line_of(paths[1], "undefined_name[i]"))
+        "NameError: name 'undefined_name' is not defined (while compiling)",
+        line_of(paths[1], "undefined_name[i]"),
+    )
     crashed = results[paths[2]]
     assert [(k.name, k.status) for k in crashed.kernels] == [("scaled[N=2048]", "ok"), ("scaled[N=0]", "error")]
     assert crashed.kernels[1].error == "worker crashed (SIGSEGV) while compiling this kernel"
@@ -213,8 +240,16 @@ def test_dump_writes_cuda_tir_and_layouts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     folder = tmp_path / "norms" / "rms_norm_1024"
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["kernel.cu", "kernel.line.cu", "layouts.json", "layouts.txt", "tir.device.py",
-                     "tir.frontend.py", "tir.layout_inference.py", "tir.vectorize_loop.py"]
+    assert names == [
+        "kernel.cu",
+        "kernel.line.cu",
+        "layouts.json",
+        "layouts.txt",
+        "tir.device.py",
+        "tir.frontend.py",
+        "tir.layout_inference.py",
+        "tir.vectorize_loop.py",
+    ]
     assert "#line" in (folder / "kernel.line.cu").read_text() and "#line" not in (folder / "kernel.cu").read_text()
 
 
@@ -229,9 +264,14 @@ def test_cuda_text_is_what_get_kernel_source_returns(tmp_path, inspected):
         f"spec = importlib.util.spec_from_file_location('k', {path!r})\n"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
         "kernel = tilelang.compile(m.add_2047, target={'kind': 'cuda', 'arch': 'sm_90'})\n"
-        "sys.stdout.write(kernel.get_kernel_source())\n")
-    env = {**os.environ, "TILELANG_DISABLE_CACHE": "1", "TILELANG_CACHE_DIR": str(tmp_path / "cache"),
-           "TILELANG_PRINT_ON_COMPILATION": "0"}
+        "sys.stdout.write(kernel.get_kernel_source())\n"
+    )
+    env = {
+        **os.environ,
+        "TILELANG_DISABLE_CACHE": "1",
+        "TILELANG_CACHE_DIR": str(tmp_path / "cache"),
+        "TILELANG_PRINT_ON_COMPILATION": "0",
+    }
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert kernel_named(inspected([path])[path], "add_2047").source == proc.stdout
@@ -258,8 +298,9 @@ def test_unchanged_files_are_served_from_the_cache_and_edits_invalidate_it(tmp_p
     (package / "__init__.py").write_text("")
     shutil.copy(discovery_file("prim_funcs.py"), package / "factories.py")
     user_file = tmp_path / "use.py"
-    user_file.write_text("import tilelang\nfrom mykernels.factories import elementwise_add\n\n"
-                         "add_2048 = elementwise_add(2048)\n")
+    user_file.write_text(
+        "import tilelang\nfrom mykernels.factories import elementwise_add\n\nadd_2048 = elementwise_add(2048)\n"
+    )
     env = {**os.environ, "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": os.path.join(ROOT, "src")}
 
     def run():
@@ -278,20 +319,20 @@ def test_unchanged_files_are_served_from_the_cache_and_edits_invalidate_it(tmp_p
     assert run() == ("add_2048", 0, True)
     user_file.write_text(user_file.read_text() + "\n")
     assert run()[2] is False
-    proc = run_cli(str(user_file), "--format", "json", "--no-cache",
-                    env={**env, "TL_INSPECT_CACHE_DIR": str(tmp_path / "unused")})
+    proc = run_cli(
+        str(user_file), "--format", "json", "--no-cache", env={**env, "TL_INSPECT_CACHE_DIR": str(tmp_path / "unused")}
+    )
     assert proc.returncode in (0, 1) and not (tmp_path / "unused").exists()
 
 
 def test_names_that_match_nothing_are_errors_not_silence(tmp_path):
-    proc = run_cli(discovery_file("cases.py") + "::nope", os.path.join(DATA, "bad_cases.py"),
-                    "--format", "json")
+    proc = run_cli(discovery_file("cases.py") + "::nope", os.path.join(DATA, "bad_cases.py"), "--format", "json")
     assert proc.returncode == 2
     errors = {os.path.basename(f["path"]): f["error"] for f in json.loads(proc.stdout)["files"]}
     assert errors == {
         "cases.py": f"{discovery_file('cases.py')}::nope: no kernel or factory named 'nope' in this file",
         "bad_cases.py": "TL_INSPECT_CASES entry 'scale': expected a list of keyword-argument dicts, or one dict "
-                        "with 'sweep': {NAME: [values]}, got {'N': 1024}",
+        "with 'sweep': {NAME: [values]}, got {'N': 1024}",
     }
 
 
@@ -306,18 +347,26 @@ def test_a_built_kernel_takes_its_run_time_lengths_from_a_and_refuses_other_name
     other = run_cli(target, "-a", "M=3", "--format", "json")
     assert other.returncode == 2
     (file,) = json.loads(other.stdout)["files"]
-    assert file["error"] == (f"{target}: -a M: gelu_any_length is a kernel already built, and -a can only give "
-                             "values to its run-time lengths and scalars (N)")
+    assert file["error"] == (
+        f"{target}: -a M: gelu_any_length is a kernel already built, and -a can only give "
+        "values to its run-time lengths and scalars (N)"
+    )
 
 
 def test_async_copies_into_shared_memory_count_as_global_accesses(norms, inspected):
     copy_a, copy_b = line_of(NORMS, "T.copy(A[by * block_M"), line_of(NORMS, "T.copy(B[k * block_K")
     hopper = kernel_named(norms, "gemm_1024")
     assert sorted((a.via, a.buffer, a.width_class, a.line) for a in hopper.accesses if a.via) == [
-        ("tma", "A", "128-bit", copy_a), ("tma", "B", "128-bit", copy_b)]
+        ("tma", "A", "128-bit", copy_a),
+        ("tma", "B", "128-bit", copy_b),
+    ]
     assert all("tma_" in hopper.source.splitlines()[n - 1] for a in hopper.accesses if a.via for n in a.cuda_lines)
     ampere = kernel_named(inspected([NORMS], arch="sm_80")[NORMS], "gemm_1024")
     copies = {(a.via, a.buffer, a.lanes, a.bits, a.line) for a in ampere.accesses if a.via}
     assert copies == {("cp.async", "A", 8, 128, copy_a), ("cp.async", "B", 8, 128, copy_b)}
-    assert all("cp_async_gs<16>" in ampere.source.splitlines()[n - 1]
-               for a in ampere.accesses if a.via for n in a.cuda_lines[:1])
+    assert all(
+        "cp_async_gs<16>" in ampere.source.splitlines()[n - 1]
+        for a in ampere.accesses
+        if a.via
+        for n in a.cuda_lines[:1]
+    )

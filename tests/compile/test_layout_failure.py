@@ -15,11 +15,14 @@ def test_the_one_line_error_names_the_fragments_the_threads_and_a_shape_that_com
     result = inspect_files([os.path.join(ROOT, NO_LAYOUT)], prove=False)[os.path.join(ROOT, NO_LAYOUT)]
     k4095 = kernel_named(result, "rms_norm[M=256,N=4095]")
     assert k4095.status == "error"
-    assert k4095.error == ("InternalError: no layout for fragments sq[1, 4095], x[1, 4095] over 256 threads "
-                           "(T.Parallel at line 14); N=4096 compiles (while compiling)")
+    assert k4095.error == (
+        "InternalError: no layout for fragments sq[1, 4095], x[1, 4095] over 256 threads "
+        "(T.Parallel at line 14); N=4096 compiles (while compiling)"
+    )
     assert k4095.error_line == LOOP_LINE
     assert kernel_named(result, "rms_norm[M=256,N=1000]").error.endswith(
-        "(T.Parallel at line 14); N=1024 compiles (while compiling)")
+        "(T.Parallel at line 14); N=1024 compiles (while compiling)"
+    )
     # the shape it suggests really compiles, as a case of its own
     assert kernel_named(result, "rms_norm[M=256,N=4096]").status == "ok"
     # two rows per block: 128 x 2 iterations make 256, so 3968 would fit too, but 4096 is nearer
@@ -43,18 +46,22 @@ def test_the_one_line_error_names_the_fragments_the_threads_and_a_shape_that_com
 def test_concise_stays_one_line_and_full_output_and_html_show_the_explanation(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src"), "COLUMNS": "200"}
     html = tmp_path / "html"
-    full = run_cli(f"{NO_LAYOUT}::rms_norm", "-a", "M=256", "--sweep", "N=4095,4096", "--no-proofs",
-                   "--html", str(html), env=env)
+    full = run_cli(
+        f"{NO_LAYOUT}::rms_norm", "-a", "M=256", "--sweep", "N=4095,4096", "--no-proofs", "--html", str(html), env=env
+    )
     assert full.returncode == 2
-    assert (f"error {NO_LAYOUT}:14: kernel rms_norm[M=256,N=4095] could not be compiled: InternalError: no layout "
-            "for fragments sq[1, 4095], x[1, 4095] over 256 threads") in full.stdout
+    assert (
+        f"error {NO_LAYOUT}:14: kernel rms_norm[M=256,N=4095] could not be compiled: InternalError: no layout "
+        "for fragments sq[1, 4095], x[1, 4095] over 256 threads"
+    ) in full.stdout
     assert "  Proof: rebuilt with 4095 -> 4096 (a multiple of 256), the kernel compiles." in full.stdout
     page = next(p for p in html.iterdir() if "4095" in p.name)
     text = page.read_text()
     assert '<pre class="error-detail">tl.LayoutInference found no layout for 4095 iterations' in text
     assert "rebuilt with 4095 -&gt; 4096 (a multiple of 256), the kernel compiles." in text
-    concise = run_cli(f"{NO_LAYOUT}::rms_norm", "-a", "M=256", "--sweep", "N=4095,4096", "--no-proofs",
-                      "--format", "concise", env=env)
+    concise = run_cli(
+        f"{NO_LAYOUT}::rms_norm", "-a", "M=256", "--sweep", "N=4095,4096", "--no-proofs", "--format", "concise", env=env
+    )
     (line,) = [ln for ln in concise.stdout.splitlines() if "4095" in ln]
     assert line.startswith(f"{NO_LAYOUT}:14:1: error: kernel rms_norm[M=256,N=4095] could not be compiled")
     assert line.endswith("N=4096 compiles (while compiling)")

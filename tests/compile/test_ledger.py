@@ -8,7 +8,6 @@ import io
 import json
 
 import pytest
-
 from conftest import ROOT, import_api_kernels
 
 import tl_inspect
@@ -75,7 +74,7 @@ def test_gemm_flops_intensity_and_the_h200_ridge(kernels):
     # on its tensors' own bytes it is compute-bound, if the L2 serves the re-reads
     assert (ledger.unique_read_bytes, ledger.unique_written_bytes) == (2 * 1024 * 1024 * 2, 1024 * 1024 * 2)
     assert ledger.reuse == pytest.approx(35651584 / 6291456)
-    assert ledger.intensity == pytest.approx(2 * 1024 ** 3 / 6291456)
+    assert ledger.intensity == pytest.approx(2 * 1024**3 / 6291456)
     assert ledger.requested_intensity == pytest.approx(33554432 / 557056)
     assert ledger.ridge == pytest.approx(989.5e12 / 4.8e12)
     assert (ledger.bound, ledger.requested_bound) == ("compute", "memory")
@@ -89,18 +88,41 @@ def test_the_ledger_shows_in_json_terminal_html_and_explain(kernels):
     write_json(report.run, out)
     (entry,) = json.loads(out.getvalue())["kernels"]
     assert entry["ledger"] == {
-        "threads_launched": 256, "threads_working": 32, "thread_guard": "threadIdx.x < 32", "blocks": 1,
-        "grid": "1", "elements_per_thread": 8, "read_bytes_per_block": 512, "written_bytes_per_block": 512,
-        "read_bytes": 512, "written_bytes": 512, "flops_per_block": None, "flops_basis": None,
-        "float_ops_per_block": 256, "unique_read_bytes": 512, "unique_written_bytes": 512, "unique_bytes": 1024,
-        "requested_bytes": 1024, "reuse": 1.0, "flops": 256, "intensity": 0.25, "requested_intensity": 0.25,
-        "ridge": 14.0, "bound": "memory", "requested_bound": "memory", "peaks_of": "H200 SXM", "sms": 132,
-        "shared_bytes_per_block": 0}
+        "threads_launched": 256,
+        "threads_working": 32,
+        "thread_guard": "threadIdx.x < 32",
+        "blocks": 1,
+        "grid": "1",
+        "elements_per_thread": 8,
+        "read_bytes_per_block": 512,
+        "written_bytes_per_block": 512,
+        "read_bytes": 512,
+        "written_bytes": 512,
+        "flops_per_block": None,
+        "flops_basis": None,
+        "float_ops_per_block": 256,
+        "unique_read_bytes": 512,
+        "unique_written_bytes": 512,
+        "unique_bytes": 1024,
+        "requested_bytes": 1024,
+        "reuse": 1.0,
+        "flops": 256,
+        "intensity": 0.25,
+        "requested_intensity": 0.25,
+        "ridge": 14.0,
+        "bound": "memory",
+        "requested_bound": "memory",
+        "peaks_of": "H200 SXM",
+        "sms": 132,
+        "shared_bytes_per_block": 0,
+    }
 
     console = io.StringIO()
     Console(file=console, width=300, color_system=None).print(report)
-    assert "(512 B read, 512 B written, 32 of 256 threads work, memory-bound at 0.25 FLOP/B)" in \
-        console.getvalue().splitlines()[0]
+    assert (
+        "(512 B read, 512 B written, 32 of 256 threads work, memory-bound at 0.25 FLOP/B)"
+        in console.getvalue().splitlines()[0]
+    )
 
     html = report._repr_html_()
     assert "<dt>threads that work</dt><dd>32 of 256 per block (the others are idle: threadIdx.x &lt; 32)</dd>" in html
@@ -110,5 +132,7 @@ def test_the_ledger_shows_in_json_terminal_html_and_explain(kernels):
     assert "    threads that work     32 of 256 per block (the others are idle: threadIdx.x < 32)" in text
     assert "    read per launch       512 B (512 B per block)" in text
     assert "    arithmetic intensity  0.25 FLOP per unique byte" in text
-    assert "    bound on sm_90        memory-bound at 0.25 FLOP/B: the ridge is 14 FLOP/B (H200 SXM datasheet peaks)" \
+    assert (
+        "    bound on sm_90        memory-bound at 0.25 FLOP/B: the ridge is 14 FLOP/B (H200 SXM datasheet peaks)"
         in text
+    )

@@ -9,10 +9,11 @@ import os
 import types
 
 from conftest import FIXTURES, kernel_named
+
 from tl_inspect.causes import kind_of, root
-from tl_inspect.lint.checking import check_kernel
 from tl_inspect.inspector.discovery.factory_calls import module_level_call
 from tl_inspect.inspector.rewrites.contiguous import contiguous_index, reads_fewer_elements
+from tl_inspect.lint.checking import check_kernel
 from tl_inspect.rules import registered_rules
 
 PATTERNS = os.path.join(FIXTURES, "kernels", "vec_index_patterns.py")
@@ -39,7 +40,8 @@ def test_without_a_known_factory_call_the_primfunc_is_padded(inspected, tmp_path
         "                C[bx * block + i] = A[bx * block + i]\n\n"
         "    return main\n\n\n"
         "LENGTH = (1 << 20) + 1\n"
-        "add_odd = add(LENGTH)\n")  # a name, not a literal: the call is not evaluated
+        "add_odd = add(LENGTH)\n"
+    )  # a name, not a literal: the call is not evaluated
     (finding,) = _findings(inspected, str(path), "add_odd")
     assert finding.proof.change == "the length 1048577 padded to 1048584 (a multiple of 8)"
     assert finding.proof.bits_after == 128
@@ -49,10 +51,13 @@ def test_interleaved_pairs_are_proven_by_reading_both_halves_contiguously_and_fi
     findings = _findings(stored, PATTERNS, "swiglu_pairs")
     assert [f.line for f in findings] == [44, 45, 46]
     # gate from the row's first half, up from its second: as many bytes as the kernel, so `--measure` times it
-    assert all(f.proof.change.startswith("`GU[by, bx * 1024 + c]` and `GU[by, bx * 1024 + c + 4096]` accessed at "
-                                         "lines 44 and 45 instead") for f in findings)
-    assert all("as many bytes move" in f.proof.change and not reads_fewer_elements(f.proof.change)
-               for f in findings)
+    assert all(
+        f.proof.change.startswith(
+            "`GU[by, bx * 1024 + c]` and `GU[by, bx * 1024 + c + 4096]` accessed at lines 44 and 45 instead"
+        )
+        for f in findings
+    )
+    assert all("as many bytes move" in f.proof.change and not reads_fewer_elements(f.proof.change) for f in findings)
     assert all((f.proof.bits_before, f.proof.bits_after) == (16, 128) for f in findings)
     assert all("separate contiguous tensors" in f.fix for f in findings)
 
@@ -77,13 +82,17 @@ def test_interleaved_stores_and_triples_are_proven_in_spans_of_their_rows(inspec
         "                Y[by, c] = X[by, 3 * c] + X[by, 3 * c + 1] + X[by, 3 * c + 2]\n\n"
         "    return main\n\n\n"
         "stores = split_store(4096, 4096)\n"
-        "three = triples(4096, 4096)\n")
+        "three = triples(4096, 4096)\n"
+    )
     stores, three = _findings(inspected, str(path), "stores"), _findings(inspected, str(path), "three")
     assert {f.proof.change.split(" accessed")[0] for f in stores} == {"`Y[bx, c]` and `Y[bx, c + 4096]`"}
     assert {f.proof.change.split(" accessed")[0] for f in three} == {
-        "`X[bx, c]` and `X[bx, c + 4096]` and `X[bx, c + 8192]`"}
-    assert all("as many bytes move" in f.proof.change and (f.proof.bits_before, f.proof.bits_after) == (16, 128)
-               for f in stores + three)
+        "`X[bx, c]` and `X[bx, c + 4096]` and `X[bx, c + 8192]`"
+    }
+    assert all(
+        "as many bytes move" in f.proof.change and (f.proof.bits_before, f.proof.bits_after) == (16, 128)
+        for f in stores + three
+    )
 
 
 def test_interleaved_pairs_whose_halves_would_lose_16_byte_alignment_read_the_same_elements(stored, tmp_path):
@@ -99,7 +108,8 @@ def test_interleaved_pairs_whose_halves_would_lose_16_byte_alignment_read_the_sa
         "                gate = GU[by, 2 * c]\n"
         "                up = GU[by, 2 * c + 1]\n"
         "                Y[by, c] = gate * up\n\n"
-        "    return main\n")
+        "    return main\n"
+    )
     module = types.ModuleType("pairs")
     exec(compile(path.read_text(), str(path), "exec"), vars(module))  # noqa: S102 - the test's own file
     cause = dataclasses.replace(root(access.cause), index_line=9, loop_line=8)
@@ -120,7 +130,8 @@ def test_a_module_level_call_is_read_with_literal_arguments_only(tmp_path):
         "named = add(LENGTH)\n"
         "called = add(len('abc'))\n"
         "twice = add(8)\n"
-        "twice = add(16)\n")
+        "twice = add(16)\n"
+    )
     module = types.ModuleType("calls")
     module.__file__ = str(path)
     exec(compile(path.read_text(), str(path), "exec"), vars(module))  # noqa: S102 - the test's own file
@@ -133,8 +144,8 @@ def test_the_grown_kernel_launches_fewer_blocks_and_moves_whole_vectors():
     import tilelang
     from tvm.target import Target
 
-    from tl_inspect.inspector.rewrites.grow_tile import grow_parallel, vectorize_threads
     from tl_inspect.inspector.discovery.loading import import_user_file
+    from tl_inspect.inspector.rewrites.grow_tile import grow_parallel, vectorize_threads
 
     def line_of(path, text):
         with open(path) as f:
@@ -144,8 +155,10 @@ def test_the_grown_kernel_launches_fewer_blocks_and_moves_whole_vectors():
     walks, _ = import_user_file(WALKS)
     target = {"kind": "cuda", "arch": "sm_90"}
     explicit_line = line_of(WALKS, "C[idx] = A[idx] + B[idx]")
-    for grown, blocks in ((grow_parallel(odd.relu_odd_grid, line_of(GROW, "for i in T.Parallel(block)"), 8), 126),
-                          (vectorize_threads(walks.add_explicit_index, explicit_line, "tx", 8), 512)):
+    for grown, blocks in (
+        (grow_parallel(odd.relu_odd_grid, line_of(GROW, "for i in T.Parallel(block)"), 8), 126),
+        (vectorize_threads(walks.add_explicit_index, explicit_line, "tx", 8), 512),
+    ):
         assert (grown.blocks, grown.threads) == (blocks, 128 if blocks == 126 else 256)
         with Target(target):
             source = tilelang.lower(grown.func, target=target).kernel_source

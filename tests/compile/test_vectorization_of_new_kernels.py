@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 
 from conftest import FIXTURES, kernel_named
+
 from tl_inspect.lint.checking import check_kernel
+from tl_inspect.lint.suppressions import suppress
 from tl_inspect.model import KernelReport
 from tl_inspect.rules import registered_rules
-from tl_inspect.lint.suppressions import suppress
 
 ELEMENTWISE = os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
 RULES = registered_rules()
@@ -32,7 +33,8 @@ def test_a_store_index_that_advances_through_division_is_not_read_modify_write(i
         "            for i in T.Parallel(block):\n"
         "                Y[(bx * block + i) // 128, (bx * block + i) % 128] = X[bx * block + i]\n\n"
         "    return main\n\n\n"
-        "reshape = to_rows()\n")
+        "reshape = to_rows()\n"
+    )
     artifact, findings = _findings(inspected, str(path), "reshape")
     assert findings == [] and all(a.verdict == "full" for a in artifact.accesses)
 

@@ -7,7 +7,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import ROOT, import_api_kernels
 
 import tl_inspect
@@ -37,8 +36,10 @@ def test_factory_with_arguments_compiles_in_process(kernels, capfd):
     assert (kernel.name, kernel.file, kernel.line, kernel.ok) == ("add[N=2047]", KERNELS, 10, True)
     assert [(f.rule, f.line) for f in kernel.findings] == [("TLV002", 13)]
     assert {(a.buffer, a.kind, a.bits, a.verdict, a.cause.kind) for a in kernel.accesses} == {
-        ("A", "load", 16, "costly", "tail-guard"), ("B", "load", 16, "costly", "tail-guard"),
-        ("C", "store", 16, "costly", "tail-guard")}
+        ("A", "load", 16, "costly", "tail-guard"),
+        ("B", "load", 16, "costly", "tail-guard"),
+        ("C", "store", 16, "costly", "tail-guard"),
+    }
     store = next(a for a in kernel.accesses if a.kind == "store")
     assert "uint4" in store.proof.cuda_after and store.proof.bits_after == 128
     # the line map ties the access's CUDA line back to its Python line
@@ -53,14 +54,17 @@ def test_prim_func_and_path_give_the_same_verdicts(kernels):
     by_worker = tl_inspect.inspect(f"{KERNELS}::add", N=2047).kernel()
     assert in_memory.name == "main" and by_worker.name == "add[N=2047]"
     # the worker knows the factory call and proves through it; a PrimFunc alone is padded
-    changes = {"the length 2047 padded to 2048 (a multiple of 8)": "add called with N=2048 instead of 2047 (a multiple of 8)"}
+    changes = {
+        "the length 2047 padded to 2048 (a multiple of 8)": "add called with N=2048 instead of 2047 (a multiple of 8)"
+    }
 
     def as_by_worker(data: dict) -> dict:
         proof = data.get("proof")
         return data | ({"proof": proof | {"change": changes.get(proof["change"], proof["change"])}} if proof else {})
 
-    assert [as_by_worker(f.as_dict()) | {"kernel": ""} for f in in_memory.findings] == \
-           [f.as_dict() | {"kernel": ""} for f in by_worker.findings]
+    assert [as_by_worker(f.as_dict()) | {"kernel": ""} for f in in_memory.findings] == [
+        f.as_dict() | {"kernel": ""} for f in by_worker.findings
+    ]
     assert [as_by_worker(a.as_dict()) for a in in_memory.accesses] == [a.as_dict() for a in by_worker.accesses]
     assert in_memory.cuda == by_worker.cuda
 
@@ -68,9 +72,13 @@ def test_prim_func_and_path_give_the_same_verdicts(kernels):
 def test_a_path_reports_every_kernel_of_the_file():
     report = tl_inspect.inspect("fixtures/kernels/vec_elementwise_1d.py")
     assert {k.name: [f.slug for f in k.findings] for k in report} == {
-        "add_aligned": [], "add_tail_multiple_of_8": [], "axpy_ragged": ["lane-dependent-predicate"],
-        "scale_naive": ["scalarized-load"], "gelu_any_length": ["lane-dependent-predicate"],
-        "gelu_length_multiple_of_8": []}
+        "add_aligned": [],
+        "add_tail_multiple_of_8": [],
+        "axpy_ragged": ["lane-dependent-predicate"],
+        "scale_naive": ["scalarized-load"],
+        "gelu_any_length": ["lane-dependent-predicate"],
+        "gelu_length_multiple_of_8": [],
+    }
     assert report.errors == [] and len(report) == 6 and report.run.arch == "sm_90"
     with pytest.raises(KeyError, match="no kernel 'nope'"):
         report.kernel("nope")
@@ -129,7 +137,8 @@ def test_assert_vectorized_fails_with_the_verdict(kernels):
         "  line 13: The C store and the A and B loads, 16-bit, up to 128-bit (costly): tilelang's bounds check "
         "`bx * 1024 + tx * 8 + i_s < 2047` varies inside an 8-element vector group (2047 is not a multiple of 8), "
         "so each element is checked and moved on its own; fix: pad the length to a multiple of 8 (2047 -> 2048), "
-        "or split the loop into an aligned body and a separate tail"]
+        "or split the loop into an aligned body and a separate tail",
+    ]
     # 16-bit scalars are what the same kernel is asked for at min_bits=16
     assert_vectorized(kernels.add.get_tir(N=2047), min_bits=16)
 
@@ -138,9 +147,13 @@ def test_assert_vectorized_passes_full_and_inherent_accesses(kernels):
     assert_vectorized(kernels.add.get_tir(N=2048))
     report = tl_inspect.inspect(kernels.scale, N=4096)
     # S[0] is one 16-bit value for every lane: narrow by nature, not a failure
-    assert {(a.buffer, a.bits, a.verdict, a.reason) for a in report.kernel().accesses} >= {("S", 16, "inherent", "broadcast")}
+    assert {(a.buffer, a.bits, a.verdict, a.reason) for a in report.kernel().accesses} >= {
+        ("S", 16, "inherent", "broadcast")
+    }
     assert_vectorized(report)
-    with pytest.raises(AssertionError, match=r"^no global access of Q in scale\[N=4096\] \(buffers accessed: S, X, Y\)$"):
+    with pytest.raises(
+        AssertionError, match=r"^no global access of Q in scale\[N=4096\] \(buffers accessed: S, X, Y\)$"
+    ):
         assert_vectorized(report, buffers=["Q", "X"])
 
 
@@ -152,13 +165,15 @@ def test_assert_no_findings_fails_with_the_finding(kernels):
         "1 finding in kernel main (tests/api/kernels.py:10):",
         f"  line 13: TLV002 [lane-dependent-predicate] {headline(finding)} Fix: pad the length to a multiple of 8 "
         "(2047 -> 2048), or split the loop into an aligned body and a separate tail",
-        "`tl-inspect explain tests/api/kernels.py` shows each one's evidence, cost and proof"]
+        "`tl-inspect explain tests/api/kernels.py` shows each one's evidence, cost and proof",
+    ]
     assert_no_findings(kernels.add.get_tir(N=2047), select="scalarized-load")
     assert_no_findings(kernels.add.get_tir(N=2048))
 
 
 def test_pytest_plugin_fixture_and_option(pytester):
-    pytester.makepyfile(test_kernels=f"""
+    pytester.makepyfile(
+        test_kernels=f"""
         from tl_inspect.testing import assert_vectorized
 
         PATH = {os.path.join(ROOT, "fixtures/kernels/vec_elementwise_1d.py")!r}
@@ -172,12 +187,17 @@ def test_pytest_plugin_fixture_and_option(pytester):
             # the same report: the file is compiled once per session
             assert tl_inspect_report(PATH) is tl_inspect_report(PATH)
             assert_vectorized(tl_inspect_report(PATH).kernel("axpy_ragged"))
-    """)
+    """
+    )
     # the plugin comes from the installed package's pytest11 entry point, as in a user's project
     result = pytester.runpytest_subprocess("--tl-inspect-arch", "sm_80")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*3 global accesses narrower than 128 bits in kernel axpy_ragged (*), 1 cause:",
-                                 "*line 21: The Out store and the X and Y loads, 16-bit, up to 128-bit (costly): *"])
+    result.stdout.fnmatch_lines(
+        [
+            "*3 global accesses narrower than 128 bits in kernel axpy_ragged (*), 1 cause:",
+            "*line 21: The Out store and the X and Y loads, 16-bit, up to 128-bit (costly): *",
+        ]
+    )
 
 
 def test_plugin_is_registered_and_the_package_typed():
@@ -212,7 +232,8 @@ def test_rich_console_shows_the_full_format(kernels):
     whole = rendered(report)
     assert whole.startswith(kernel) and whole.endswith(
         "Checked 1 kernel in 1 file: 1 finding (1 warning)\n"
-        "Files: 1 file with kernels, 0 with factories but no inferable call, 0 failed\n")
+        "Files: 1 file with kernels, 0 with factories but no inferable call, 0 failed\n"
+    )
 
 
 def test_report_html_folds_clean_kernels_and_keeps_ids_apart(kernels):
@@ -224,7 +245,9 @@ def test_report_html_folds_clean_kernels_and_keeps_ids_apart(kernels):
     both = tl_inspect.Report(dataclasses.replace(tail.run, reports=tail.run.reports + clean.run.reports))
     fragment = both._repr_html_()
     assert re.findall(r'<details class="kernel"( open)?>\s*<summary>(\S+)', fragment) == [
-        (" open", "add[N=2047]"), ("", "add[N=2048]")]
+        (" open", "add[N=2047]"),
+        ("", "add[N=2048]"),
+    ]
     ids = re.findall(r' id="([^"]+)"', fragment)
     assert len(ids) == len(set(ids)) and "py-13" not in ids
     # a second output in the same notebook gets ids of its own
@@ -232,14 +255,19 @@ def test_report_html_folds_clean_kernels_and_keeps_ids_apart(kernels):
 
 
 # the API tests' kernels, with a module-level compile as TileLang's examples write them
-ODD_ADD = open(os.path.join(ROOT, "tests", "api", "kernels.py"), encoding="utf-8").read() + """
+ODD_ADD = (
+    open(os.path.join(ROOT, "tests", "api", "kernels.py"), encoding="utf-8").read()
+    + """
 
 add_4095 = add(4095)  # compiled at import: tilelang needs a default target
 """
+)
 
 
 def test_pytest_plugin_sets_the_target_and_names_the_failing_case(pytester):
-    pytester.makepyfile(odd_kernels=ODD_ADD, test_odd=r"""
+    pytester.makepyfile(
+        odd_kernels=ODD_ADD,
+        test_odd=r"""
         import pytest
 
         from odd_kernels import add
@@ -248,15 +276,19 @@ def test_pytest_plugin_sets_the_target_and_names_the_failing_case(pytester):
         @pytest.mark.parametrize("n", [4096, 4095])
         def test_add(n):
             assert_vectorized(add, N=n)
-    """)
+    """,
+    )
     result = pytester.runpytest_subprocess("--tl-inspect-arch", "sm_90", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "No registered target detector" not in out
-    result.stdout.fnmatch_lines([
-        "E *AssertionError: 3 global accesses narrower than 128 bits in kernel add[[]N=4095[]] (odd_kernels.py:*), 1 cause:",
-        "E *  line 13: The C store and the A and B loads, 16-bit, up to 128-bit (costly): tilelang's bounds check *; "
-        "fix: pad the length to a multiple of 8 (4095 -> 4096)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "E *AssertionError: 3 global accesses narrower than 128 bits in kernel add[[]N=4095[]] (odd_kernels.py:*), 1 cause:",
+            "E *  line 13: The C store and the A and B loads, 16-bit, up to 128-bit (costly): tilelang's bounds check *; "
+            "fix: pad the length to a multiple of 8 (4095 -> 4096)*",
+        ]
+    )
     # the traceback is the test's own frame: tl_inspect's are hidden
     assert "tl_inspect/testing.py" not in out and "def assert_vectorized" not in out
     assert pytester.runpytest_subprocess("--tl-inspect-arch", "80").ret == pytest.ExitCode.USAGE_ERROR

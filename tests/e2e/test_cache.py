@@ -43,8 +43,9 @@ def test_clean_removes_the_results_and_keeps_the_cost_tables(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src"), "TL_INSPECT_CACHE_DIR": str(tmp_path / "cache")}
 
     def tl_inspect(*args):
-        return subprocess.run([sys.executable, "-m", "tl_inspect", *args], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=600)
+        return subprocess.run(
+            [sys.executable, "-m", "tl_inspect", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+        )
 
     kernel = "src/tl_inspect/rules/missing_clear/bad_row_sum_tiles.py"
     # a table `tl-inspect calibrate` fitted (here: a copy of the shipped one) is a measurement, not a result

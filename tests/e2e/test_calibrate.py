@@ -44,8 +44,15 @@ def _synthetic(case, bad, good, base, value) -> fit.Timed:
         return fit.Timed(case.term, case.label, case.fit, ms_good=good_ns / 1e6, bytes_good=good_bytes)
     bad_bytes = _bytes(case.bad)
     bad_ns = fit.predicted_ns(bad, bad_bytes, base, case.term, value)
-    return fit.Timed(case.term, case.label, case.fit, ms_good=good_ns / 1e6, bytes_good=good_bytes,
-                     ms_bad=bad_ns / 1e6, bytes_bad=bad_bytes)
+    return fit.Timed(
+        case.term,
+        case.label,
+        case.fit,
+        ms_good=good_ns / 1e6,
+        bytes_good=good_bytes,
+        ms_bad=bad_ns / 1e6,
+        bytes_bad=bad_bytes,
+    )
 
 
 def test_every_case_fits_its_term_back_from_what_the_model_predicts_for_it(suite):
@@ -66,8 +73,10 @@ def test_the_suite_calibrates_every_term_but_three_it_has_no_representative_kern
 
 def test_a_table_fitted_from_the_suite_keeps_unfitted_terms_and_takes_medians(suite):
     base = cost_table.shipped()
-    fits = [(_synthetic(case, bad, good, base, base[case.term] * SCALE), base[case.term] * SCALE)
-            for case, (bad, good) in suite]
+    fits = [
+        (_synthetic(case, bad, good, base, base[case.term] * SCALE), base[case.term] * SCALE)
+        for case, (bad, good) in suite
+    ]
     fitted = {f.term: f for f in fit.fit_terms(fits, base)}
     assert fitted["spread_store_wide"].value is None
     assert fitted["lone_thread_walk"].value == pytest.approx(base["lone_thread_walk"] * SCALE)
@@ -113,24 +122,38 @@ def test_the_whole_launchs_terms_each_have_cases_moving_a_tenth_to_one_gb(suite)
 def _timed_as_measured(case, timing) -> fit.Timed:
     if case.fit == RATIO:
         ms_bad, ms_good = timing
-        return fit.Timed(case.term, case.label, case.fit, ms_good=ms_good, bytes_good=_bytes(case.good),
-                         ms_bad=ms_bad, bytes_bad=_bytes(case.bad))
+        return fit.Timed(
+            case.term,
+            case.label,
+            case.fit,
+            ms_good=ms_good,
+            bytes_good=_bytes(case.good),
+            ms_bad=ms_bad,
+            bytes_bad=_bytes(case.bad),
+        )
     return fit.Timed(case.term, case.label, case.fit, ms_good=timing, bytes_good=_bytes(case.good))
 
 
 # what the H200's timings above fit, each within 10 % of the shipped value (the shipped ones are these fits);
 # `loop_loads_in_flight` is the median of its two grids, priced with the shipped `bytes_in_flight`
 FITTED_FROM_H200 = {
-    "bytes_in_flight": 1.541e6, "loop_loads_in_flight": 9.17, "walk_store_ns": 148.3,
-    "streaming_read_bytes_per_ns": 4472, "streaming_write_bytes_per_ns": 3574, "l2_bytes_per_ns": 16930,
+    "bytes_in_flight": 1.541e6,
+    "loop_loads_in_flight": 9.17,
+    "walk_store_ns": 148.3,
+    "streaming_read_bytes_per_ns": 4472,
+    "streaming_write_bytes_per_ns": 3574,
+    "l2_bytes_per_ns": 16930,
 }
 
 
 def test_the_h200s_timings_fit_the_whole_launchs_terms_back_to_about_the_shipped_values(suite):
     base = cost_table.shipped()
-    fits = [(timed, fit.fit_case(timed, bad, good, base))
-            for timed, bad, good in ((_timed_as_measured(case, timing), bad, good)
-                                     for case, bad, good, timing in _launch_cases(suite))]
+    fits = [
+        (timed, fit.fit_case(timed, bad, good, base))
+        for timed, bad, good in (
+            (_timed_as_measured(case, timing), bad, good) for case, bad, good, timing in _launch_cases(suite)
+        )
+    ]
     assert all(value is not None for _, value in fits), [t.label for t, v in fits if v is None]
     fitted = {f.term: f.value for f in fit.fit_terms(fits, base)}
     for term, expected in FITTED_FROM_H200.items():
@@ -185,8 +208,9 @@ def test_gpu_option_prices_with_that_gpus_table_and_the_run_says_which(tmp_path)
     assert estimate(fitted_doc)["estimate"] > 1.9 * estimate(shipped_doc)["estimate"] / 1.05
     assert "15.66x for the store's bytes" in estimate(fitted_doc)["basis"]
     assert "on an A100-SXM4-80GB" in text.stdout
-    assert f"Estimates priced with the A100-SXM4-80GB cost table fitted by `tl-inspect calibrate` ({path})" \
-        in text.stdout
+    assert (
+        f"Estimates priced with the A100-SXM4-80GB cost table fitted by `tl-inspect calibrate` ({path})" in text.stdout
+    )
 
 
 def test_an_unknown_gpu_or_a_broken_table_is_one_line_and_exit_2(tmp_path):
@@ -195,7 +219,8 @@ def test_an_unknown_gpu_or_a_broken_table_is_one_line_and_exit_2(tmp_path):
     assert unknown.returncode == 2
     assert unknown.stderr.splitlines() == [
         "tl-inspect: error: --gpu B200: no cost table for that GPU (tables: H200; `tl-inspect calibrate` on one "
-        "fits its own)"]
+        "fits its own)"
+    ]
     broken = os.path.join(tmp_path, "cost", "broken.json")
     os.makedirs(os.path.dirname(broken))
     with open(broken, "w") as f:
@@ -213,7 +238,8 @@ def test_calibrate_without_a_gpu_exits_2_with_one_line():
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
-        "tl-inspect: error: calibrate: a CUDA GPU is needed to time the calibration suite, and none is here"]
+        "tl-inspect: error: calibrate: a CUDA GPU is needed to time the calibration suite, and none is here"
+    ]
 
 
 @pytest.mark.skipif(NO_GPU is not None, reason=f"calibrate: {NO_GPU}")

@@ -17,16 +17,16 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 import yaml
-
 from conftest import ROOT
 from gitrepo import GIT_ENV, Repo
+
 from tl_inspect.cli.parser import build_parser
 
 SARIF_SCHEMA = os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")
 CI_DOC = os.path.join(ROOT, "docs", "ci.md")
 
 # a factory whose only call reads its length from a file: nothing to infer, so nothing is compiled
-UNINSPECTED = '''import tilelang
+UNINSPECTED = """import tilelang
 import tilelang.language as T
 
 
@@ -44,11 +44,11 @@ def main():
     import torch
 
     shift(torch.load("input.pt").shape[0])
-'''
+"""
 CASES_LINE = 'TL_INSPECT_CASES = {"shift": [{"N": ...}]}'
 GATE_LINE = f"tl-inspect: error: no kernel was inspected: gemm.py has factories that need arguments: add {CASES_LINE}"
 
-KERNEL = '''import tilelang
+KERNEL = """import tilelang
 import tilelang.language as T
 
 
@@ -63,14 +63,15 @@ def ew_add(N, block=1024):
 
 
 add = ew_add({n})
-'''
+"""
 HELPER = "import tilelang.language as T\n\nBLOCK = 1024\n"
 
 
 def tl_inspect(cwd, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
-    return subprocess.run([sys.executable, "-m", "tl_inspect", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "tl_inspect", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def sarif_schema() -> dict:
@@ -79,6 +80,7 @@ def sarif_schema() -> dict:
 
 
 # ---------------------------------------------------------------- a gate that inspected nothing
+
 
 def test_uninspected_factories_fail_the_run_and_show_in_every_format(tmp_path):
     (tmp_path / "gemm.py").write_text(UNINSPECTED)
@@ -90,8 +92,10 @@ def test_uninspected_factories_fail_the_run_and_show_in_every_format(tmp_path):
         outputs[fmt] = proc.stdout
     assert f"gemm.py: add {CASES_LINE}" in outputs["full"]
     assert f"gemm.py:1:1: note: no call of its factories could be inferred; add {CASES_LINE}\n" in outputs["concise"]
-    assert ("::notice file=gemm.py,line=1,title=tl-inspect%3A factories without a case::no call of its factories "
-            f"could be inferred; add {CASES_LINE}\n") in outputs["github"]
+    assert (
+        "::notice file=gemm.py,line=1,title=tl-inspect%3A factories without a case::no call of its factories "
+        f"could be inferred; add {CASES_LINE}\n"
+    ) in outputs["github"]
     sarif = json.loads(outputs["sarif"])
     jsonschema.Draft7Validator(sarif_schema()).validate(sarif)
     invocation = sarif["runs"][0]["invocations"][0]
@@ -111,7 +115,8 @@ def test_a_helper_module_fails_a_scan_but_not_the_pre_commit_hook(tmp_path):
     scan = tl_inspect(tmp_path, "blocks.py", "--format", "concise")
     assert scan.returncode == 2
     assert scan.stderr.splitlines() == [
-        "tl-inspect: error: no kernel was inspected: blocks.py defines no kernel and no factory"]
+        "tl-inspect: error: no kernel was inspected: blocks.py defines no kernel and no factory"
+    ]
     hook = tl_inspect(tmp_path, "--only-tilelang", "blocks.py", "--format", "concise")
     assert hook.returncode == 0, hook.stderr
 
@@ -127,6 +132,7 @@ def test_one_inspected_kernel_passes_the_gate_and_the_uninspected_factory_is_sti
 
 
 # ---------------------------------------------------------------- shards and merge
+
 
 def test_shards_cover_the_library_and_merge_into_the_single_run(tmp_path):
     names = ["a.py", "b.py", "c.py"]
@@ -146,8 +152,9 @@ def test_shards_cover_the_library_and_merge_into_the_single_run(tmp_path):
     merged = tl_inspect(tmp_path, "merge", "shard1.json", "shard2.json")
     assert merged.returncode == 0, merged.stderr
     document, expected = json.loads(merged.stdout), json.loads(whole.stdout)
-    assert [(k["file"], k["name"], k["findings"]) for k in document["kernels"]] == \
-        [(k["file"], k["name"], k["findings"]) for k in expected["kernels"]]
+    assert [(k["file"], k["name"], k["findings"]) for k in document["kernels"]] == [
+        (k["file"], k["name"], k["findings"]) for k in expected["kernels"]
+    ]
     assert document["summary"] == expected["summary"]
 
     proc = tl_inspect(tmp_path, "merge", "shard1.sarif", "shard2.sarif", "-o", "merged.sarif")
@@ -157,9 +164,9 @@ def test_shards_cover_the_library_and_merge_into_the_single_run(tmp_path):
     run = sarif["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == sorted({r["id"] for r in rules})
-    assert sorted((r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in
-                  run["results"]) == sorted((f["rule"], os.path.basename(f["file"])) for k in expected["kernels"]
-                                            for f in k["findings"])
+    assert sorted(
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in run["results"]
+    ) == sorted((f["rule"], os.path.basename(f["file"])) for k in expected["kernels"] for f in k["findings"])
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
 
@@ -168,13 +175,18 @@ def test_shards_cover_the_library_and_merge_into_the_single_run(tmp_path):
     assert empty.stderr == "tl-inspect: shard 2/2 has no file (1 file in all)\n"
 
 
-@pytest.mark.parametrize("args, line", [
-    (["a.py", "--shard", "3/2"], "tl-inspect: error: --shard expects K/N with 1 <= K <= N, e.g. 2/4, got '3/2'"),
-    (["merge", "a.py"], "tl-inspect: error: a.py: not JSON: Expecting value: line 1 column 1 (char 0)"),
-    (["merge", "other.json"], "tl-inspect: error: other.json: not a report of tl-inspect --format json or "
-                              "--format sarif"),
-    (["merge", "missing.json"], "tl-inspect: error: missing.json: cannot read: No such file or directory"),
-])
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["a.py", "--shard", "3/2"], "tl-inspect: error: --shard expects K/N with 1 <= K <= N, e.g. 2/4, got '3/2'"),
+        (["merge", "a.py"], "tl-inspect: error: a.py: not JSON: Expecting value: line 1 column 1 (char 0)"),
+        (
+            ["merge", "other.json"],
+            "tl-inspect: error: other.json: not a report of tl-inspect --format json or --format sarif",
+        ),
+        (["merge", "missing.json"], "tl-inspect: error: missing.json: cannot read: No such file or directory"),
+    ],
+)
 def test_bad_shard_and_merge_input_is_one_line(tmp_path, args, line):
     (tmp_path / "a.py").write_text(KERNEL.format(n=4096))
     (tmp_path / "other.json").write_text('{"runs": []}')
@@ -183,6 +195,7 @@ def test_bad_shard_and_merge_input_is_one_line(tmp_path, args, line):
 
 
 # ---------------------------------------------------------------- the documented CI files
+
 
 def documented(header: str) -> str:
     """The fenced block of docs/ci.md whose first line is `# HEADER`."""
@@ -193,16 +206,22 @@ def documented(header: str) -> str:
     raise AssertionError(f"docs/ci.md has no block headed # {header}")
 
 
-@pytest.mark.parametrize("header, schema", [
-    (".github/workflows/tl-inspect.yml", "vendor.github-workflows"),
-    (".github/workflows/tl-inspect-sharded.yml", "vendor.github-workflows"),
-    (".gitlab-ci.yml", "vendor.gitlab-ci"),
-])
+@pytest.mark.parametrize(
+    "header, schema",
+    [
+        (".github/workflows/tl-inspect.yml", "vendor.github-workflows"),
+        (".github/workflows/tl-inspect-sharded.yml", "vendor.github-workflows"),
+        (".gitlab-ci.yml", "vendor.gitlab-ci"),
+    ],
+)
 def test_documented_workflows_validate_and_name_real_flags(tmp_path, header, schema):
     path = tmp_path / os.path.basename(header)
     path.write_text(documented(header))
-    check = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     commands = []
 
@@ -221,8 +240,9 @@ def test_documented_workflows_validate_and_name_real_flags(tmp_path, header, sch
     assert commands, "the workflow runs tl-inspect"
     for command in commands:
         # GitHub fills in its expressions before the shell runs the line
-        words = shlex.split(re.sub(r"\$\{\{ *github.base_ref *\}\}", "main",
-                                   re.sub(r"\$\{\{ *matrix.shard *\}\}", "1", command)))
+        words = shlex.split(
+            re.sub(r"\$\{\{ *github.base_ref *\}\}", "main", re.sub(r"\$\{\{ *matrix.shard *\}\}", "1", command))
+        )
         assert "${{" not in " ".join(words), command
         if words[1] == "merge":
             assert words[2:] == ["tl-inspect-*.sarif", "-o", "tl-inspect.sarif"]
@@ -261,8 +281,13 @@ def test_documented_pre_commit_config_gates_real_commits(tmp_path):
     bin_dir.mkdir()
     (bin_dir / "tl-inspect").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tl_inspect "$@"\n')
     (bin_dir / "tl-inspect").chmod(0o755)
-    env = {**os.environ, **GIT_ENV, "PYTHONPATH": os.path.join(ROOT, "src"),
-           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PRE_COMMIT_HOME": str(tmp_path / "pre-commit")}
+    env = {
+        **os.environ,
+        **GIT_ENV,
+        "PYTHONPATH": os.path.join(ROOT, "src"),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
+    }
 
     project = Repo(tmp_path / "project")
     project.write(".pre-commit-config.yaml", yaml.safe_dump(config))
@@ -270,14 +295,16 @@ def test_documented_pre_commit_config_gates_real_commits(tmp_path):
     baseline = tl_inspect(project.path, "clean.py", "--write-baseline", ".tl-inspect-baseline.json")
     assert baseline.returncode == 0, baseline.stderr
     project.commit("pre-commit configuration, an empty baseline")
-    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project.path, env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"], cwd=project.path, env=env, check=True, capture_output=True
+    )
 
     def commit(name: str, text: str) -> subprocess.CompletedProcess:
         project.write(name, text)
         subprocess.run(["git", "add", name], cwd=project.path, env=env, check=True)
-        return subprocess.run(["git", "commit", "-q", "-m", f"add {name}"], cwd=project.path, env=env,
-                              capture_output=True, text=True)
+        return subprocess.run(
+            ["git", "commit", "-q", "-m", f"add {name}"], cwd=project.path, env=env, capture_output=True, text=True
+        )
 
     refused = commit("bad.py", KERNEL.format(n=2047))
     assert refused.returncode != 0, "a kernel with a finding must not be committed"

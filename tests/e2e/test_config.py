@@ -12,10 +12,12 @@ from tl_inspect.lint.settings import Config, ConfigError, check_memory, find_con
 
 # selection needs only a code, a slug and whether the rule is on by default; these stand for rules
 # without compiling anything
-RULES = [SimpleNamespace(code="TLV001", slug="scalarized-load", default=True),
-         SimpleNamespace(code="TLV002", slug="lane-dependent-predicate", default=True),
-         SimpleNamespace(code="TLV101", slug="missing-clear", default=True),
-         SimpleNamespace(code="TLV102", slug="tilelang-warning", default=False)]
+RULES = [
+    SimpleNamespace(code="TLV001", slug="scalarized-load", default=True),
+    SimpleNamespace(code="TLV002", slug="lane-dependent-predicate", default=True),
+    SimpleNamespace(code="TLV101", slug="missing-clear", default=True),
+    SimpleNamespace(code="TLV102", slug="tilelang-warning", default=False),
+]
 
 
 def write_pyproject(folder, body: str) -> str:
@@ -41,7 +43,9 @@ def test_nearest_pyproject_with_the_section_wins(tmp_path):
 def test_every_key_is_read(tmp_path):
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "add.py").write_text("")
-    path = write_pyproject(tmp_path, """
+    path = write_pyproject(
+        tmp_path,
+        """
 [tool.tl-inspect]
 select = ["TLV0"]
 ignore = "TLV002"
@@ -57,13 +61,15 @@ fail-on = "warning"
 [tool.tl-inspect.cases]
 "kernels/add.py::ew_add" = [{N = 2047}, {N = 2048, dtype = "float16"}]
 "kernels/add.py::ew_scale" = {M = 256, sweep = {N = [4096, 4095], block = [512, 1024]}}
-""")
+""",
+    )
     config = load_config(path, RULES)
     assert (config.select, config.ignore, config.extend_select) == (("TLV0",), ("TLV002",), ("missing-clear",))
     assert (config.arch, config.timeout, config.jobs, config.fail_on) == ("sm_80", 30.0, 2, "warning")
     assert config.cases_for(str(tmp_path / "kernels" / "add.py")) == {
         "ew_add": [{"N": 2047}, {"N": 2048, "dtype": "float16"}],
-        "ew_scale": [{"M": 256, "N": n, "block": b} for n in (4096, 4095) for b in (512, 1024)]}
+        "ew_scale": [{"M": 256, "N": n, "block": b} for n in (4096, 4095) for b in (512, 1024)],
+    }
     assert config.cases_for(str(tmp_path / "other.py")) == {}
     assert config.ignored_for(str(tmp_path / "tests" / "t.py")) == ["TLV001"]
     assert config.ignored_for(str(tmp_path / "a" / "legacy.py")) == ["lane-dependent-predicate"]
@@ -75,25 +81,28 @@ fail-on = "warning"
     assert settings.rules_for(str(tmp_path / "tests" / "t.py")) == [RULES[2]]
 
 
-@pytest.mark.parametrize("body,expected", [
-    ('selct = ["TLV001"]', "unknown key 'selct' (did you mean 'select'?)"),
-    ("colour = true", "unknown key 'colour'; known keys: select, ignore"),
-    ('arch = "90"', "arch: expected a CUDA arch such as 'sm_90', got '90'"),
-    ("timeout = -1", "timeout: expected a number of seconds above 0, got -1"),
-    ("timeout = nan", "timeout: expected a number of seconds above 0, got nan"),
-    ('max-memory = "lots"', "max-memory: expected a size such as 4096 (MiB), '512M' or '4G', got 'lots'"),
-    ('jobs = "4"', "jobs: expected a whole number of workers (0: one per CPU), got '4'"),
-    ('fail-on = "fatal"', "fail-on: expected one of info, warning, error, got 'fatal'"),
-    ('select = ["NOPE"]', "select: unknown rule selector 'NOPE'"),
-    ("ignore = [1]", "ignore: expected a list of strings, got [1]"),
-    ('per-file-ignores = {"tests/*" = ["TLV9"]}', "per-file-ignores: 'tests/*': unknown rule selector 'TLV9'"),
-    ('cases = {"add.py" = [{N = 1}]}', "cases: 'add.py': expected a key of the form 'file.py::factory'"),
-    ('cases = {"missing.py::f" = [{N = 1}]}', "cases: 'missing.py::f': no file 'missing.py'"),
-    ('cases = {"pyproject.toml::f" = 1}', "cases: 'pyproject.toml::f': expected a list of keyword-argument dicts"),
-    ('cases = {"pyproject.toml::f" = {sweep = {N = []}}}', "'sweep' expects {NAME: [value, ...]} with non-empty"),
-    ('cases = {"pyproject.toml::f" = {N = 1, sweep = {N = [2]}}}', "'pyproject.toml::f': N both fixed and swept"),
-    ("select = [", "invalid TOML"),
-])
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        ('selct = ["TLV001"]', "unknown key 'selct' (did you mean 'select'?)"),
+        ("colour = true", "unknown key 'colour'; known keys: select, ignore"),
+        ('arch = "90"', "arch: expected a CUDA arch such as 'sm_90', got '90'"),
+        ("timeout = -1", "timeout: expected a number of seconds above 0, got -1"),
+        ("timeout = nan", "timeout: expected a number of seconds above 0, got nan"),
+        ('max-memory = "lots"', "max-memory: expected a size such as 4096 (MiB), '512M' or '4G', got 'lots'"),
+        ('jobs = "4"', "jobs: expected a whole number of workers (0: one per CPU), got '4'"),
+        ('fail-on = "fatal"', "fail-on: expected one of info, warning, error, got 'fatal'"),
+        ('select = ["NOPE"]', "select: unknown rule selector 'NOPE'"),
+        ("ignore = [1]", "ignore: expected a list of strings, got [1]"),
+        ('per-file-ignores = {"tests/*" = ["TLV9"]}', "per-file-ignores: 'tests/*': unknown rule selector 'TLV9'"),
+        ('cases = {"add.py" = [{N = 1}]}', "cases: 'add.py': expected a key of the form 'file.py::factory'"),
+        ('cases = {"missing.py::f" = [{N = 1}]}', "cases: 'missing.py::f': no file 'missing.py'"),
+        ('cases = {"pyproject.toml::f" = 1}', "cases: 'pyproject.toml::f': expected a list of keyword-argument dicts"),
+        ('cases = {"pyproject.toml::f" = {sweep = {N = []}}}', "'sweep' expects {NAME: [value, ...]} with non-empty"),
+        ('cases = {"pyproject.toml::f" = {N = 1, sweep = {N = [2]}}}', "'pyproject.toml::f': N both fixed and swept"),
+        ("select = [", "invalid TOML"),
+    ],
+)
 def test_bad_configuration_is_one_error_naming_the_file(tmp_path, body, expected):
     path = write_pyproject(tmp_path, f"[tool.tl-inspect]\n{body}\n")
     with pytest.raises(ConfigError) as caught:
@@ -105,14 +114,17 @@ def test_bad_configuration_is_one_error_naming_the_file(tmp_path, body, expected
 
 
 def test_command_line_overrides_the_file(tmp_path):
-    path = write_pyproject(tmp_path, """[tool.tl-inspect]
+    path = write_pyproject(
+        tmp_path,
+        """[tool.tl-inspect]
 select = ["TLV001"]
 extend-select = ["TLV101"]
 arch = "sm_80"
 jobs = 3
 timeout = 10
 fail-on = "error"
-""")
+""",
+    )
     config = load_config(path, RULES)
     from_file = resolve_settings(config, RULES)
     assert codes(from_file) == ["TLV001", "TLV101"]
@@ -134,22 +146,31 @@ def test_defaults_without_a_file():
 
 def test_a_rule_off_by_default_runs_only_when_a_selector_names_it(tmp_path):
     assert codes(resolve_settings(Config(), RULES, extend_select="tilelang-warning")) == [
-        "TLV001", "TLV002", "TLV101", "TLV102"]
+        "TLV001",
+        "TLV002",
+        "TLV101",
+        "TLV102",
+    ]
     assert codes(resolve_settings(Config(), RULES, select="TLV1")) == ["TLV101", "TLV102"]
     config = load_config(write_pyproject(tmp_path, '[tool.tl-inspect]\nextend-select = ["TLV102"]\n'), RULES)
     assert codes(resolve_settings(config, RULES)) == ["TLV001", "TLV002", "TLV101", "TLV102"]
     assert codes(resolve_settings(config, RULES, ignore="tilelang-warning")) == ["TLV001", "TLV002", "TLV101"]
 
 
-@pytest.mark.parametrize("flags,expected", [
-    (["--arch", "ampere"], "--arch: expected a CUDA arch such as 'sm_90', got 'ampere'"),
-    (["--jobs", "-2"], "--jobs: expected a whole number of workers"),
-    (["--timeout", "nan"], "--timeout: expected a number of seconds above 0, got nan"),
-    (["--max-memory", "0"], "--max-memory: expected a size from 256M (what a worker needs beyond tilelang) "
-                            "to 1048576G, got '0'"),
-    (["--max-memory", "99999999999G"], "--max-memory: expected a size from 256M"),
-    (["--select", "XYZ"], "unknown rule selector 'XYZ'"),
-])
+@pytest.mark.parametrize(
+    "flags,expected",
+    [
+        (["--arch", "ampere"], "--arch: expected a CUDA arch such as 'sm_90', got 'ampere'"),
+        (["--jobs", "-2"], "--jobs: expected a whole number of workers"),
+        (["--timeout", "nan"], "--timeout: expected a number of seconds above 0, got nan"),
+        (
+            ["--max-memory", "0"],
+            "--max-memory: expected a size from 256M (what a worker needs beyond tilelang) to 1048576G, got '0'",
+        ),
+        (["--max-memory", "99999999999G"], "--max-memory: expected a size from 256M"),
+        (["--select", "XYZ"], "unknown rule selector 'XYZ'"),
+    ],
+)
 def test_bad_flag_values_exit_2(tmp_path, monkeypatch, capsys, flags, expected):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "k.py").write_text("import tilelang\n")

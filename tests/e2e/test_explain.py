@@ -6,10 +6,11 @@ import os
 import re
 
 import pytest
-
 from conftest import ROOT
+
 from tl_inspect.cli import main
 from tl_inspect.rules.lane_dependent_predicate import LaneDependentPredicate
+
 
 @pytest.fixture(autouse=True)
 def at_root(monkeypatch):
@@ -58,15 +59,13 @@ def test_explain_stops_at_the_predicate_and_shows_uint4_return(tmp_path, monkeyp
     assert capsys.readouterr().out == ADD_2047_CHAIN
 
 
-
 MISSING_CLEAR = "src/tl_inspect/rules/missing_clear/bad_row_sum_tiles.py"
 
 
-def test_explain_shows_a_finding_outside_the_chain_with_its_fix_and_reads_the_cache(monkeypatch, capsys,
-                                                                                     private_cache):
+def test_explain_shows_a_finding_outside_the_chain_with_its_fix_and_reads_the_cache(monkeypatch, capsys, private_cache):
     assert main(["explain", MISSING_CLEAR]) == 0
     first = capsys.readouterr().out
-    finding = first[first.index("  TLV004 [missing-clear] line 13: "):]
+    finding = first[first.index("  TLV004 [missing-clear] line 13: ") :]
     assert "    python    13 | T.reduce_sum(x, s, dim=1, clear=False)" in finding
     assert "    evidence CUDA: float s[1];" in finding
     assert "    why     Fragments and locals are registers:" in finding
@@ -86,26 +85,44 @@ def test_explain_shows_a_finding_outside_the_chain_with_its_fix_and_reads_the_ca
 def test_explain_show_fixes_prints_the_verified_diff(capsys):
     assert main(["explain", "--show-fixes", MISSING_CLEAR]) == 0
     out = capsys.readouterr().out
-    fix = out[out.index("    fix     Initialise `s`"):]
-    assert fix.splitlines()[1:5] == ["            safe fix, verified: apply it with --fix",
-                                     "            @@ -10,2 +10,3 @@",
-                                     "                     s = T.alloc_fragment((BLOCK_M,), T.float32)",
-                                     "            +        T.clear(s)"]
+    fix = out[out.index("    fix     Initialise `s`") :]
+    assert fix.splitlines()[1:5] == [
+        "            safe fix, verified: apply it with --fix",
+        "            @@ -10,2 +10,3 @@",
+        "                     s = T.alloc_fragment((BLOCK_M,), T.float32)",
+        "            +        T.clear(s)",
+    ]
 
 
 def test_each_kind_of_cause_stops_at_its_own_step(capsys):
-    assert main(["explain", "fixtures/kernels/rmw_row_sum.py", "fixtures/kernels/vec_transpose.py",
-                 "fixtures/kernels/vec_elementwise_1d.py::scale_naive"]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "fixtures/kernels/rmw_row_sum.py",
+                "fixtures/kernels/vec_transpose.py",
+                "fixtures/kernels/vec_elementwise_1d.py::scale_naive",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     steps = {line.split()[0] for line in re.findall(r"^    (\d\. .*(?:NO|YES) .*)$", out, re.M)}
     # a store that does not advance, a transposed walk, one element per thread: steps 4, 1 and 5
     assert steps == {"1.", "4.", "5."}
-    assert "4. Does the store index advance with the lane?          NO   `O[bx * 16 + i]` stays put while j " \
-           "advances: every lane writes one element" in out
-    assert re.search(r"1\. Is the index contiguous in the lane variable\? +NO +`\w+\[.*\]`: neighbouring lanes "
-                     r"\(\w+\) are \d+ elements apart", out)
-    assert "5. Does each thread move a whole vector, coalesced?     NO   1 element per thread over 256 threads, " \
-           "less than a 4-element vector" in out
+    assert (
+        "4. Does the store index advance with the lane?          NO   `O[bx * 16 + i]` stays put while j "
+        "advances: every lane writes one element" in out
+    )
+    assert re.search(
+        r"1\. Is the index contiguous in the lane variable\? +NO +`\w+\[.*\]`: neighbouring lanes "
+        r"\(\w+\) are \d+ elements apart",
+        out,
+    )
+    assert (
+        "5. Does each thread move a whole vector, coalesced?     NO   1 element per thread over 256 threads, "
+        "less than a 4-element vector" in out
+    )
     # every chain stops at the step that failed: nothing is printed after it
     for chain in out.split("\n\n"):
         if "stopped at step" in chain:
@@ -115,28 +132,30 @@ def test_each_kind_of_cause_stops_at_its_own_step(capsys):
 
 def test_a_kernel_without_narrow_accesses_and_a_bad_target(capsys):
     assert main(["explain", "fixtures/kernels/vec_elementwise_1d.py::add_aligned"]) == 0
-    assert capsys.readouterr().out == ("add_aligned  fixtures/kernels/vec_elementwise_1d.py:8\n"
-                                       "  against its floor\n"
-                                       "    estimate          estimated 5.37 us against a floor of 5.31 us on an H200: "
-                                       "1.01x, limited by the launch itself (it moves too little for its own time "
-                                       "to hide)\n"
-                                       "    floor             5.31 us: one launch and 6.0 MiB at 4.3 TB/s\n"
-                                       "    time by resource  memory 1.52 us, in flight 1.52 us, blocks 0.614 us, "
-                                       "compute 0.0163 us, launch 3.85 us (the busiest one's time, plus the launch's "
-                                       "own)\n"
-                                       "  ledger\n"
-                                       "    blocks                1024\n"
-                                       "    threads that work     128 of 128 per block\n"
-                                       "    elements per thread   up to 8 through one access\n"
-                                       "    read per launch       4.0 MiB (4.0 KiB per block)\n"
-                                       "    written per launch    2.0 MiB (2.0 KiB per block)\n"
-                                       "    unique per launch     6.0 MiB (each tensor once)\n"
-                                       "    arithmetic            1,048,576 FLOP per launch (1,024 float operations per "
-                                       "block, a transcendental counted as 16)\n"
-                                       "    arithmetic intensity  0.17 FLOP per unique byte\n"
-                                       "    bound on sm_90        memory-bound at 0.17 FLOP/B: the ridge is 14 FLOP/B (H200 "
-                                       "SXM datasheet peaks)\n"
-                                       "  every global access is as wide as its pattern allows, or cannot be wider\n\n")
+    assert capsys.readouterr().out == (
+        "add_aligned  fixtures/kernels/vec_elementwise_1d.py:8\n"
+        "  against its floor\n"
+        "    estimate          estimated 5.37 us against a floor of 5.31 us on an H200: "
+        "1.01x, limited by the launch itself (it moves too little for its own time "
+        "to hide)\n"
+        "    floor             5.31 us: one launch and 6.0 MiB at 4.3 TB/s\n"
+        "    time by resource  memory 1.52 us, in flight 1.52 us, blocks 0.614 us, "
+        "compute 0.0163 us, launch 3.85 us (the busiest one's time, plus the launch's "
+        "own)\n"
+        "  ledger\n"
+        "    blocks                1024\n"
+        "    threads that work     128 of 128 per block\n"
+        "    elements per thread   up to 8 through one access\n"
+        "    read per launch       4.0 MiB (4.0 KiB per block)\n"
+        "    written per launch    2.0 MiB (2.0 KiB per block)\n"
+        "    unique per launch     6.0 MiB (each tensor once)\n"
+        "    arithmetic            1,048,576 FLOP per launch (1,024 float operations per "
+        "block, a transcendental counted as 16)\n"
+        "    arithmetic intensity  0.17 FLOP per unique byte\n"
+        "    bound on sm_90        memory-bound at 0.17 FLOP/B: the ridge is 14 FLOP/B (H200 "
+        "SXM datasheet peaks)\n"
+        "  every global access is as wide as its pattern allows, or cannot be wider\n\n"
+    )
     assert main(["explain", "no/such.py"]) == 2
     assert "no/such.py: no such file or directory" in capsys.readouterr().err
 
@@ -146,8 +165,14 @@ def test_the_html_kernel_page_has_the_explain_panel(tmp_path):
     assert main([path, "--html", str(tmp_path / "report"), "--format", "concise", "-o", str(tmp_path / "out")]) == 1
     page = next(p for p in (tmp_path / "report").iterdir() if "axpy_ragged" in p.name)
     text = page.read_text()
-    assert 'class="explain"' in text and ('<li class="step failed"><span class="question">Is the bounds check uniform '
-                                          'inside the vector group?</span> <span class="mark">NO</span>') in text
+    assert (
+        'class="explain"' in text
+        and (
+            '<li class="step failed"><span class="question">Is the bounds check uniform '
+            'inside the vector group?</span> <span class="mark">NO</span>'
+        )
+        in text
+    )
     assert "*(uint4*)" in text
 
 
@@ -157,8 +182,10 @@ def test_a_long_proof_line_is_cut_to_where_before_and_after_differ(capsys):
     explained = capsys.readouterr().out
     assert main(["fixtures/kernels/vec_transpose.py", "--format", "full"]) == 1
     full = capsys.readouterr().out
-    pairs = [(re.findall(r"^ +before: (.*)$", explained, re.M), re.findall(r"^ +after:  (.*)$", explained, re.M)),
-             (re.findall(r"^ +\|   before (.*)$", full, re.M), re.findall(r"^ +\|   after  (.*)$", full, re.M))]
+    pairs = [
+        (re.findall(r"^ +before: (.*)$", explained, re.M), re.findall(r"^ +after:  (.*)$", explained, re.M)),
+        (re.findall(r"^ +\|   before (.*)$", full, re.M), re.findall(r"^ +\|   after  (.*)$", full, re.M)),
+    ]
     for befores, afters in pairs:
         assert befores and len(befores) == len(afters)
         for before, after in zip(befores, afters):

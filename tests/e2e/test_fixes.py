@@ -10,8 +10,8 @@ import shutil
 from dataclasses import dataclass
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 import tl_inspect
 from tl_inspect.fixes.verify import FileFixes, Unwritable, write_fixed
 from tl_inspect.reports.sarif import as_sarif
@@ -42,19 +42,28 @@ CASES = [
     Case(f"{DATA}/rank_64_product.py", "safe", "        T.gemm(a, b, c, clear_accum=True)\n"),
     Case(f"{RULES}/scalarized_load/bad_scale.py", "safe", "            for v in T.vectorized(per_thread):\n"),
     # the accumulator made float32: tilelang casts at the store
-    Case(f"{RULES}/low_precision_accumulation/bad_row_sum.py", "safe",
-         "        s = T.alloc_fragment((BLOCK_M,), T.float32)\n"),
+    Case(
+        f"{RULES}/low_precision_accumulation/bad_row_sum.py",
+        "safe",
+        "        s = T.alloc_fragment((BLOCK_M,), T.float32)\n",
+    ),
     # it divides by the padded length twice: both fixed
-    Case(f"{RULES}/padded_denominator/bad_layer_norm.py", "safe",
-         "        mean = s[0] / N  # expect: padded-denominator\n"),
+    Case(
+        f"{RULES}/padded_denominator/bad_layer_norm.py",
+        "safe",
+        "        mean = s[0] / N  # expect: padded-denominator\n",
+    ),
     Case(f"{RULES}/lane_dependent_predicate/bad_scale.py", "unsafe", "            T.assume(N % 8 == 0)\n"),
     # few-per-thread: the tile argument at the call grown for the same threads (the file's last line, no newline)
     Case(f"{RULES}/scalarized_load/bad_add.py", "unsafe", "add_one_per_thread = add(1 << 20, block=1024)"),
     # few-per-thread of a T.copy: the factory's threads= default made fewer
     Case("fixtures/kernels/vec_narrow_but_fast.py", "unsafe", "def stage_1024(N, threads=128):\n"),
     # the T.annotate_layout dropped, with the comment above it
-    Case(f"{DATA}/strided_layout.py", "unsafe",
-         "        x_reg = T.alloc_fragment((B,), T.float16)\n        T.copy(X[bx * B:(bx + 1) * B], x_reg)\n"),
+    Case(
+        f"{DATA}/strided_layout.py",
+        "unsafe",
+        "        x_reg = T.alloc_fragment((B,), T.float16)\n        T.copy(X[bx * B:(bx + 1) * B], x_reg)\n",
+    ),
     # the padded tensor length the proof compiled
     Case(f"{RULES}/lane_dependent_predicate/bad_add.py", "unsafe", "add_2047 = add(2048)\n"),
 ]
@@ -63,8 +72,9 @@ SAFE_CASES = [c for c in CASES if c.applicability == "safe"]
 
 def _copy(folder, paths) -> None:
     for path in paths:
-        shutil.copy(os.path.join(ROOT, path), folder / (os.path.basename(os.path.dirname(path)) + "__"
-                                                        + os.path.basename(path)))
+        shutil.copy(
+            os.path.join(ROOT, path), folder / (os.path.basename(os.path.dirname(path)) + "__" + os.path.basename(path))
+        )
 
 
 def _texts(folder) -> dict:
@@ -109,8 +119,18 @@ def runs(tmp_path_factory) -> Runs:
     unsafe = cli("--fix", "--unsafe-fixes", "--format", "json")
     after_unsafe = _texts(folder)
     unsafe_again = cli("--fix", "--unsafe-fixes", "--format", "json")
-    return Runs(originals, diff, safe, after_safe, safe_again, after_safe_again, unsafe, after_unsafe,
-                unsafe_again, _texts(folder))
+    return Runs(
+        originals,
+        diff,
+        safe,
+        after_safe,
+        safe_again,
+        after_safe_again,
+        unsafe,
+        after_unsafe,
+        unsafe_again,
+        _texts(folder),
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -124,7 +144,9 @@ def test_each_fix_is_shown_then_applied_clean_and_idempotent_and_unsafe_only_whe
     if case.applicability == "safe":
         assert case.fixed in runs.after_safe[case.name], runs.after_safe[case.name]
     else:
-        assert runs.after_safe[case.name] == runs.originals[case.name], "an unsafe fix was applied without --unsafe-fixes"
+        assert runs.after_safe[case.name] == runs.originals[case.name], (
+            "an unsafe fix was applied without --unsafe-fixes"
+        )
         left = [f["autofix"] for f in _findings(runs.safe.stdout) if f["file"] == f"./{case.name}"]
         assert left and all(fix["applicability"] == "unsafe" and fix["verified"] for fix in left), left
     assert runs.after_safe_again[case.name] == runs.after_safe[case.name], "a second --fix changed a fixed file"
@@ -139,8 +161,13 @@ def test_the_fixed_files_are_inspected_again_and_exit_as_ruff_does(runs):
     left = _findings(runs.safe.stdout)
     assert {f["file"] for f in left} == {f"./{c.name}" for c in CASES if c not in SAFE_CASES}, left
     (assume,) = [f for f in left if f["file"] == "./lane_dependent_predicate__bad_scale.py"]
-    assert assume["autofix"]["edits"] == [{"content": "            T.assume(N % 8 == 0)\n",
-                                           "location": {"row": 10, "column": 1}, "end_location": {"row": 10, "column": 1}}]
+    assert assume["autofix"]["edits"] == [
+        {
+            "content": "            T.assume(N % 8 == 0)\n",
+            "location": {"row": 10, "column": 1},
+            "end_location": {"row": 10, "column": 1},
+        }
+    ]
     assert runs.safe.returncode == 1, runs.safe.stderr
     assert f"fixed {len(SAFE_CASES) + 1} findings in {len(SAFE_CASES)} files" in runs.safe.stderr, runs.safe.stderr
     assert "Divide by the true reduction length `N`, not `BLOCK_N`" in runs.safe.stderr
@@ -170,8 +197,10 @@ def test_diff_writes_nothing_and_fixed_source_sarif_and_html_give_the_fix(tmp_pa
     assert (tmp_path / name).read_text() == before
     (result,) = as_sarif(report.run)["runs"][0]["results"]
     (replacement,) = result["fixes"][0]["artifactChanges"][0]["replacements"]
-    assert replacement == {"deletedRegion": {"startLine": 19, "startColumn": 1, "endLine": 20, "endColumn": 1},
-                           "insertedContent": {"text": new}}
+    assert replacement == {
+        "deletedRegion": {"startLine": 19, "startColumn": 1, "endLine": 20, "endColumn": 1},
+        "insertedContent": {"text": new},
+    }
     page = report._repr_html_()
     assert f'<span class="del">-{old.rstrip()}</span>' in page and f'<span class="add">+{new.rstrip()}</span>' in page
 
@@ -190,11 +219,14 @@ def test_diff_writes_nothing_and_fixed_source_sarif_and_html_give_the_fix(tmp_pa
     assert (tmp_path / name).read_text() == before.replace(old, new)
 
 
-@pytest.mark.parametrize("path, said", [
-    (f"{RULES}/missing_clear/bad_rescale_rows.py", "`scale`"),
-    # the tile and the threads are one argument: growing it launches more threads, not the proof's tile
-    ("fixtures/kernels/vec_cast.py", "a tile of 1024 elements for 256 threads"),
-])
+@pytest.mark.parametrize(
+    "path, said",
+    [
+        (f"{RULES}/missing_clear/bad_rescale_rows.py", "`scale`"),
+        # the tile and the threads are one argument: growing it launches more threads, not the proof's tile
+        ("fixtures/kernels/vec_cast.py", "a tile of 1024 elements for 256 threads"),
+    ],
+)
 def test_a_finding_without_a_mechanical_fix_keeps_its_sentence(path, said, tmp_path):
     _copy(tmp_path, [path])
     done = run_cli(".", "--show-fixes", "--format", "json", "-j", "1", cwd=tmp_path)
@@ -211,7 +243,9 @@ def test_a_grown_tile_that_would_leave_elements_out_is_not_offered(tmp_path):
     # reversed_through_shared's one element per thread is priced by its launch alone: no edit is offered
     fixes = {f["kernel"]: f["autofix"] for f in _findings(done.stdout) if "autofix" in f}
     assert fixes["relu_threads_and_block"]["verified"], fixes
-    assert fixes["relu_threads_and_block"]["edits"][0]["content"] == \
-        "relu_threads_and_block = relu(1 << 20, threads=128, block=1024)\n"
+    assert (
+        fixes["relu_threads_and_block"]["edits"][0]["content"]
+        == "relu_threads_and_block = relu(1 << 20, threads=128, block=1024)\n"
+    )
     assert not fixes["relu_odd_grid"]["verified"], fixes
     assert "moves 512000 bytes after the fix where it moved 512512" in fixes["relu_odd_grid"]["refused"], fixes

@@ -13,8 +13,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT, inspect_files, run_cli
+
 from tl_inspect.cli import main
 
 HOSTILE = os.path.join(ROOT, "tests", "data", "hostile")
@@ -61,9 +61,12 @@ def test_a_rule_that_fails_fails_only_that_kernel(monkeypatch, capsys, tmp_path)
     assert status == 2
     kernels = kernels_of(json.loads(report.read_text()))
     assert kernels == {
-        "long_sum": ("error", "internal error in rule TLV004 missing-clear: RecursionError: "
-                              "maximum recursion depth exceeded"),
-        "doubled": ("ok", None)}
+        "long_sum": (
+            "error",
+            "internal error in rule TLV004 missing-clear: RecursionError: maximum recursion depth exceeded",
+        ),
+        "doubled": ("ok", None),
+    }
     assert_one_line(err)
 
 
@@ -75,7 +78,8 @@ def test_kernels_after_a_crash_or_a_hang_are_inspected_by_a_fresh_worker():
         "scaled[N=2048]": ("ok", None),
         "scaled[N=0]": ("error", "worker crashed (SIGSEGV) while compiling this kernel"),
         "scaled[N=1]": ("error", "worker timed out after 5 s while compiling this kernel"),
-        "scaled[N=4096]": ("ok", None)}
+        "scaled[N=4096]": ("ok", None),
+    }
     assert_one_line(proc.stderr)
 
 
@@ -123,15 +127,24 @@ def _runs_in(pid: int, folder: str) -> bool:
         return False
 
 
-@pytest.mark.parametrize("signals,status,said", [
-    ((signal.SIGTERM,), 143, "tl-inspect: terminated"),
-    ((signal.SIGINT, signal.SIGINT), 130, "tl-inspect: interrupted")])
+@pytest.mark.parametrize(
+    "signals,status,said",
+    [
+        ((signal.SIGTERM,), 143, "tl-inspect: terminated"),
+        ((signal.SIGINT, signal.SIGINT), 130, "tl-inspect: interrupted"),
+    ],
+)
 def test_sigterm_or_a_second_ctrl_c_still_cleans_up(tmp_path, signals, status, said):
     """Defect 3: workers, their children and the scratch folder go on SIGTERM and on Ctrl-C twice."""
     record = tmp_path / "record"
     env = {**os.environ, "HOSTILE_RECORD": str(record), "TMPDIR": str(tmp_path)}
-    run = subprocess.Popen([sys.executable, "-m", "tl_inspect", hostile("hangs.py")], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tl_inspect", hostile("hangs.py")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not record.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -151,8 +164,12 @@ def test_a_file_that_hoards_memory_is_stopped_at_the_worker_limit():
     assert proc.returncode == 2
     document = json.loads(proc.stdout)
     # the module's names hold the hoard, so they are dropped with it: the file is one error
-    assert kernels_of(document) == {"<module>": (
-        "error", "MemoryError: over the memory limit of 1024 MiB per worker (--max-memory) (while importing the module)")}
+    assert kernels_of(document) == {
+        "<module>": (
+            "error",
+            "MemoryError: over the memory limit of 1024 MiB per worker (--max-memory) (while importing the module)",
+        )
+    }
     assert_one_line(proc.stderr)
 
 
@@ -194,8 +211,7 @@ def test_the_cache_follows_relative_paths_missing_modules_and_files_and_pythonpa
     extra.mkdir()
 
     def cached(cwd, pythonpath=""):
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (pythonpath, os.environ.get("PYTHONPATH"))
-                                                           if p)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (pythonpath, os.environ.get("PYTHONPATH")) if p)}
         proc = run_cli(str(source / "stale_inputs.py"), "--format", "json", "--exit-zero", cwd=cwd, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return json.loads(proc.stdout)["files"][0]["cached"]
@@ -222,7 +238,8 @@ def test_a_misnamed_case_costs_only_itself():
     assert kernels_of(json.loads(proc.stdout)) == {
         "scaeld": ("error", "TL_INSPECT_CASES entry 'scaeld': no kernel or factory named 'scaeld' in this file"),
         "SIZE": ("error", "TL_INSPECT_CASES entry 'SIZE': 'SIZE' is a int, not a factory"),
-        "scaled[N=2048]": ("ok", None)}
+        "scaled[N=2048]": ("ok", None),
+    }
     assert_one_line(proc.stderr)
 
 
@@ -266,11 +283,14 @@ def test_the_parent_reads_only_regular_files_of_bounded_size(tmp_path):
         "./byte_order_mark.py": None,
         "./fifo.py": "cannot read this file: not a regular file",
         "./huge.py": "cannot read this file: larger than 64 MiB",
-        "./zero.py": "cannot read this file: not a regular file"}
+        "./zero.py": "cannot read this file: not a regular file",
+    }
     assert kernels_of(document)["doubled"] == ("ok", None)
     named = run_cli("zero.py", "byte_order_mark.py", "--format", "json", cwd=scan, timeout=120)
     assert {f["path"]: f["error"] for f in json.loads(named.stdout)["files"]} == {
-        "zero.py": "cannot read this file: not a regular file", "byte_order_mark.py": None}
+        "zero.py": "cannot read this file: not a regular file",
+        "byte_order_mark.py": None,
+    }
     os.mkfifo(tmp_path / "config.toml")
     fifo = run_cli("byte_order_mark.py", "--config", str(tmp_path / "config.toml"), cwd=scan, timeout=60)
     assert (fifo.returncode, fifo.stderr) == (2, f"tl-inspect: error: {tmp_path / 'config.toml'}: not a regular file\n")
@@ -284,10 +304,11 @@ def test_a_file_that_kills_its_parent_or_its_group_fails_alone(tmp_path):
     assert proc.returncode == 2
     document = json.loads(proc.stdout)
     errors = {os.path.basename(f["path"]): f["error"] for f in document["files"]}
-    assert errors == {"kills_its_parent.py": "PermissionError: [Errno 1] Operation not permitted "
-                                             "(while importing the module)",
-                      "kills_its_group.py": "worker crashed (SIGKILL) while importing the module",
-                      "byte_order_mark.py": None}
+    assert errors == {
+        "kills_its_parent.py": "PermissionError: [Errno 1] Operation not permitted (while importing the module)",
+        "kills_its_group.py": "worker crashed (SIGKILL) while importing the module",
+        "byte_order_mark.py": None,
+    }
     assert kernels_of(document)["doubled"] == ("ok", None)
     assert_one_line(proc.stderr)
 
@@ -303,7 +324,8 @@ def test_the_time_limit_holds_against_a_stopped_zygote_and_a_worker_out_of_its_g
     assert errors == {
         "stops_its_parent.py": "PermissionError: [Errno 1] Operation not permitted (while importing the module)",
         "escapes_its_group.py": "worker timed out after 20 s while importing the module",
-        "byte_order_mark.py": None}
+        "byte_order_mark.py": None,
+    }
     # the kernel bound before the refused signal is inspected, and so is the file beside them
     assert [k["status"] for k in document["kernels"] if k["name"] == "doubled"] == ["ok", "ok"]
     assert_one_line(proc.stderr)
@@ -317,7 +339,9 @@ def test_a_file_that_writes_into_its_result_file_costs_only_what_came_after():
     document = json.loads(proc.stdout)
     assert kernels_of(document) == {
         "<module>": ("error", "the file's code wrote into the worker's result file: what came after is lost"),
-        "scaled[N=2048]": ("ok", None), "doubled": ("ok", None)}
+        "scaled[N=2048]": ("ok", None),
+        "doubled": ("ok", None),
+    }
     assert_one_line(proc.stderr)
 
 
@@ -326,27 +350,40 @@ def test_each_kernel_has_its_own_time_limit():
     proc = run_cli(hostile("slow_kernels_first.py"), "--format", "json", "--timeout", "20")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert kernels_of(json.loads(proc.stdout)) == {
-        "scaled[N=2048]": ("ok", None), "scaled[N=3072]": ("ok", None), "scaled[N=4096]": ("ok", None)}
+        "scaled[N=2048]": ("ok", None),
+        "scaled[N=3072]": ("ok", None),
+        "scaled[N=4096]": ("ok", None),
+    }
 
 
 def test_broken_output_and_unprintable_exceptions_lose_no_kernel():
     """Issue 20, class 6: `sys.stdout = None`, fds 1 and 2 closed, an exception whose `__str__` raises (at
     import and in a factory), a syntax error in an imported helper: each is the one error it is."""
-    paths = [hostile(name) for name in ("breaks_its_output.py", "unprintable_at_import.py",
-                                        "imports_a_broken_helper.py")]
+    paths = [
+        hostile(name) for name in ("breaks_its_output.py", "unprintable_at_import.py", "imports_a_broken_helper.py")
+    ]
     proc = run_cli(*paths, "--format", "json-lines")
     assert proc.returncode == 2, proc.stderr[-3000:]
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     unprintable = "Unprintable: (its message could not be shown: RuntimeError in its __str__)"
-    assert {(os.path.basename(r["file"]), r["kernel"], r["line"], r["error"]) for r in records
-            if r["kind"] == "error"} == {
+    assert {
+        (os.path.basename(r["file"]), r["kernel"], r["line"], r["error"]) for r in records if r["kind"] == "error"
+    } == {
         ("breaks_its_output.py", "scaled[N=0]", 19, f"{unprintable} (while compiling)"),
         ("unprintable_at_import.py", "<module>", 19, f"{unprintable} (while importing the module)"),
-        ("imports_a_broken_helper.py", "<module>", 14, "SyntaxError in tests/data/hostile/broken_helper.py, "
-                                                       "line 3: invalid syntax (while importing the module)")}
+        (
+            "imports_a_broken_helper.py",
+            "<module>",
+            14,
+            "SyntaxError in tests/data/hostile/broken_helper.py, line 3: invalid syntax (while importing the module)",
+        ),
+    }
     document = json.loads(run_cli(*paths, "--format", "json").stdout)
     assert {k["name"]: k["status"] for k in document["kernels"] if k["status"] == "ok"} == {
-        "scaled[N=2048]": "ok", "scaled[N=4096]": "ok", "doubled": "ok"}
+        "scaled[N=2048]": "ok",
+        "scaled[N=4096]": "ok",
+        "doubled": "ok",
+    }
     assert [k["file"] for k in document["kernels"] if k["name"] == "doubled"] == paths[1:]
     assert_one_line(proc.stderr)
 
@@ -356,9 +393,13 @@ def test_what_a_worker_writes_is_bounded_and_removed_with_it():
     proc = run_cli(hostile("prints_without_end.py"), hostile("byte_order_mark.py"), "--format", "json")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert kernels_of(json.loads(proc.stdout)) == {
-        "<module>": ("error", "worker was stopped: it wrote more than 1024 MiB (or 100000 files) into its "
-                              "temporary folder while importing the module"),
-        "doubled": ("ok", None)}
+        "<module>": (
+            "error",
+            "worker was stopped: it wrote more than 1024 MiB (or 100000 files) into its "
+            "temporary folder while importing the module",
+        ),
+        "doubled": ("ok", None),
+    }
     assert_one_line(proc.stderr)
 
 
@@ -370,10 +411,12 @@ def test_a_full_temporary_disk_is_named_and_costs_only_the_file_that_filled_it(t
     cache.mkdir()
     if subprocess.run(["unshare", "-Urm", "true"], capture_output=True).returncode != 0:
         pytest.skip("no unprivileged user namespaces to mount a small tmpfs in")
-    script = (f"mount -t tmpfs -o size=64m none {tiny} && mount -t tmpfs -o size=8k none {cache} && "
-              f"TMPDIR={tiny} TL_INSPECT_CACHE_DIR={cache} {sys.executable} -m tl_inspect "
-              f"{hostile('fills_the_disk.py')} {hostile('byte_order_mark.py')} -j 1 --format json; "
-              f"status=$?; ls -A {cache}; exit $status")
+    script = (
+        f"mount -t tmpfs -o size=64m none {tiny} && mount -t tmpfs -o size=8k none {cache} && "
+        f"TMPDIR={tiny} TL_INSPECT_CACHE_DIR={cache} {sys.executable} -m tl_inspect "
+        f"{hostile('fills_the_disk.py')} {hostile('byte_order_mark.py')} -j 1 --format json; "
+        f"status=$?; ls -A {cache}; exit $status"
+    )
     proc = subprocess.run(["unshare", "-Urm", "sh", "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr[-3000:]
     report, left_in_cache = proc.stdout.rsplit("}", 1)
@@ -387,6 +430,7 @@ def test_a_full_temporary_disk_is_named_and_costs_only_the_file_that_filled_it(t
 
 def test_a_garbled_cache_entry_is_recomputed_and_a_relative_cache_home_is_ignored(tmp_path, private_cache):
     """Issue 20, class 7 and 4: a cache entry with flipped bytes, then one cut short; XDG_CACHE_HOME=relative."""
+
     def run(**env):
         proc = run_cli(hostile("byte_order_mark.py"), "--format", "json", env={**os.environ, **env})
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
@@ -404,8 +448,9 @@ def test_a_garbled_cache_entry_is_recomputed_and_a_relative_cache_home_is_ignore
     work = tmp_path / "work"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "TL_INSPECT_CACHE_DIR"}
-    proc = run_cli(hostile("byte_order_mark.py"), env={**env, "XDG_CACHE_HOME": "relative", "HOME": str(tmp_path)},
-                   cwd=work)
+    proc = run_cli(
+        hostile("byte_order_mark.py"), env={**env, "XDG_CACHE_HOME": "relative", "HOME": str(tmp_path)}, cwd=work
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert not (work / "relative").exists() and list((tmp_path / ".cache" / "tl-inspect").iterdir())
 
@@ -413,8 +458,11 @@ def test_a_garbled_cache_entry_is_recomputed_and_a_relative_cache_home_is_ignore
 def test_valid_code_that_needs_the_main_thread_a_package_or_forks_is_inspected():
     """Issue 20, class 5: `signal.signal` and `asyncio.get_event_loop()` at import, `from .sizes import SIZE`
     in a package, an unguarded `os.fork()` at import (its kernel once, not twice)."""
-    paths = [hostile("uses_the_main_thread.py"), hostile(os.path.join("package", "relative_import.py")),
-             hostile("forks_at_import.py")]
+    paths = [
+        hostile("uses_the_main_thread.py"),
+        hostile(os.path.join("package", "relative_import.py")),
+        hostile("forks_at_import.py"),
+    ]
     proc = run_cli(*paths, "--format", "json")
     assert proc.returncode == 0, proc.stderr[-3000:]
     kernels = json.loads(proc.stdout)["kernels"]
@@ -428,17 +476,30 @@ def test_odd_cases_and_options_are_bounded_and_said_in_one_line():
     proc = run_cli(*paths, "--format", "json", "-j", "1000")
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert kernels_of(json.loads(proc.stdout)) == {
-        "scaled[N=2048]": ("ok", None), "scaled[N=4096]": ("ok", None), "doubled": ("ok", None),
-        "<module>": ("error", "TL_INSPECT_CASES entry 'scaled': expected a list of keyword-argument dicts, or one "
-                              "dict with 'sweep': {NAME: [values]}, got 'xxxxxxxxxxxx...xxxxxxxxxxxxx'")}
+        "scaled[N=2048]": ("ok", None),
+        "scaled[N=4096]": ("ok", None),
+        "doubled": ("ok", None),
+        "<module>": (
+            "error",
+            "TL_INSPECT_CASES entry 'scaled': expected a list of keyword-argument dicts, or one "
+            "dict with 'sweep': {NAME: [values]}, got 'xxxxxxxxxxxx...xxxxxxxxxxxxx'",
+        ),
+    }
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--sweep", "N=" + ",".join(str(1024 * i) for i in range(1, 2001))],
-     "tl-inspect: error: --sweep: 2000 cases; at most 1024 are inspected (sweep fewer values)\n"),
-    (["--diff-against", ""], "tl-inspect: error: --diff-against expects a git revision such as origin/main, "
-                             "got an empty string\n"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--sweep", "N=" + ",".join(str(1024 * i) for i in range(1, 2001))],
+            "tl-inspect: error: --sweep: 2000 cases; at most 1024 are inspected (sweep fewer values)\n",
+        ),
+        (
+            ["--diff-against", ""],
+            "tl-inspect: error: --diff-against expects a git revision such as origin/main, got an empty string\n",
+        ),
+    ],
+)
 def test_a_sweep_too_large_or_an_empty_revision_stops_the_run_at_once(args, message):
     """Issue 20, class 7: a 2000-case sweep is refused before any case is built; `--diff-against ""` is an error."""
     proc = run_cli(hostile("odd_cases.py") + "::scaled", *args, timeout=60)
@@ -450,28 +511,36 @@ def test_the_current_folder_and_os_chdir_do_not_leak_into_the_worker(tmp_path):
     (tmp_path / "copy.py").write_text("raise ImportError('the standard library is shadowed')\n")
     shutil.copy(hostile("changes_directory.py"), tmp_path / "changes_directory.py")
     # `-P` as the installed `tl-inspect` script runs: the current folder is not on the parent's path
-    proc = subprocess.run([sys.executable, "-P", "-m", "tl_inspect", "changes_directory.py", "--format", "json"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "tl_inspect", "changes_directory.py", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
     findings = [f for k in json.loads(proc.stdout)["kernels"] for f in k["findings"]]
     assert {(f["file"], f["slug"]) for f in findings} == {("changes_directory.py", "lane-dependent-predicate")}
 
 
-@pytest.mark.parametrize("args,message", [
-    (["-o", "/proc/version"], "tl-inspect: error: /proc/version: cannot write to this file:"),
-    (["-o", HOSTILE], f"tl-inspect: error: {HOSTILE}: cannot write to this file: Is a directory"),
-    (["--html", hostile("long_sum.py")], f"tl-inspect: error: --html {hostile('long_sum.py')}: this is a file"),
-    (["--dump", hostile("long_sum.py")], f"tl-inspect: error: --dump {hostile('long_sum.py')}: this is a file"),
-    (["--baseline", hostile("binary_baseline.json")], "not a tl-inspect baseline: not UTF-8 text (byte 2)"),
-    (["--baseline", hostile("mistyped_baseline.json")], "malformed baseline entry 1: count = '2'"),
-    (["--config", hostile("latin1_pyproject.toml")], "invalid TOML: not UTF-8 text"),
-    (["--timeout", "nan"], "tl-inspect: error: --timeout: expected a number of seconds above 0, got nan"),
-    (["-o", hostile("long_sum.py")], f"tl-inspect: error: -o {hostile('long_sum.py')}: this is a Python file;"),
-    (["--write-baseline", os.path.join(ROOT, "tests", "data", "sleeps.py")], "sleeps.py: this is a Python file;"),
-    (["--baseline", "/dev/zero"], "tl-inspect: error: /dev/zero: cannot read the baseline: not a regular file"),
-    (["--config", "/dev/zero"], "tl-inspect: error: /dev/zero: not a regular file"),
-    (["--config", hostile("deeply_nested.toml")], "deeply_nested.toml: invalid TOML: nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["-o", "/proc/version"], "tl-inspect: error: /proc/version: cannot write to this file:"),
+        (["-o", HOSTILE], f"tl-inspect: error: {HOSTILE}: cannot write to this file: Is a directory"),
+        (["--html", hostile("long_sum.py")], f"tl-inspect: error: --html {hostile('long_sum.py')}: this is a file"),
+        (["--dump", hostile("long_sum.py")], f"tl-inspect: error: --dump {hostile('long_sum.py')}: this is a file"),
+        (["--baseline", hostile("binary_baseline.json")], "not a tl-inspect baseline: not UTF-8 text (byte 2)"),
+        (["--baseline", hostile("mistyped_baseline.json")], "malformed baseline entry 1: count = '2'"),
+        (["--config", hostile("latin1_pyproject.toml")], "invalid TOML: not UTF-8 text"),
+        (["--timeout", "nan"], "tl-inspect: error: --timeout: expected a number of seconds above 0, got nan"),
+        (["-o", hostile("long_sum.py")], f"tl-inspect: error: -o {hostile('long_sum.py')}: this is a Python file;"),
+        (["--write-baseline", os.path.join(ROOT, "tests", "data", "sleeps.py")], "sleeps.py: this is a Python file;"),
+        (["--baseline", "/dev/zero"], "tl-inspect: error: /dev/zero: cannot read the baseline: not a regular file"),
+        (["--config", "/dev/zero"], "tl-inspect: error: /dev/zero: not a regular file"),
+        (["--config", hostile("deeply_nested.toml")], "deeply_nested.toml: invalid TOML: nested too deeply"),
+    ],
+)
 def test_bad_outputs_and_options_stop_the_run_before_anything_compiles(args, message):
     """Defects 9 and 10: one line and exit 2, before the file (which sleeps 60 s at import) is compiled."""
     proc = run_cli(os.path.join(ROOT, "tests", "data", "sleeps.py"), *args, timeout=30)
@@ -484,13 +553,19 @@ def test_a_full_disk_is_one_line_and_errors_reach_the_terminal(tmp_path):
     broken, fine = os.path.join(ROOT, "tests", "data", "bad_syntax.py"), hostile("byte_order_mark.py")
     full = run_cli(broken, fine, "-o", "/dev/full")
     assert full.returncode == 2
-    assert full.stderr.splitlines()[0] == "tl-inspect: error: /dev/full: cannot write the report: No space left on device"
+    assert (
+        full.stderr.splitlines()[0] == "tl-inspect: error: /dev/full: cannot write the report: No space left on device"
+    )
     assert_one_line(full.stderr)
     lines = run_cli(broken, fine, "--format", "json-lines")
     assert lines.returncode == 2
     assert json.loads(lines.stdout.splitlines()[0]) == {
-        "kind": "error", "file": broken, "kernel": "<module>", "line": 3,
-        "error": "SyntaxError: invalid syntax (while importing the module)"}
+        "kind": "error",
+        "file": broken,
+        "kernel": "<module>",
+        "line": 3,
+        "error": "SyntaxError: invalid syntax (while importing the module)",
+    }
     to_file = run_cli(broken, fine, "--format", "json", "-o", str(tmp_path / "report.json"))
     assert to_file.returncode == 2
     assert to_file.stderr == f"tl-inspect: error: {broken}: SyntaxError: invalid syntax (while importing the module)\n"
@@ -522,21 +597,32 @@ def test_names_and_terminals_cannot_garble_the_output(tmp_path):
     assert "\x1b" not in full.stdout and "\u202e" not in full.stdout and "Traceback" not in full.stderr
     shown = full.stdout.splitlines()
     assert "padded[N=2047,tag=\\x1b[2J\\u202e\\x0a\\u2192]" in full.stdout
-    assert any(line.endswith("16 |                 B[bx * 1024 + i] = A[bx * 1024 + i] + 1  # the finding")
-               for line in shown)
-    assert any(line.endswith("14 |                 B[bx * 1024 + i] = A[bx * 1024 + i] + 1  # caf\\xe9 cr\\xe8me")
-               for line in shown)
+    assert any(
+        line.endswith("16 |                 B[bx * 1024 + i] = A[bx * 1024 + i] + 1  # the finding") for line in shown
+    )
+    assert any(
+        line.endswith("14 |                 B[bx * 1024 + i] = A[bx * 1024 + i] + 1  # caf\\xe9 cr\\xe8me")
+        for line in shown
+    )
     assert max(len(p.name) for p in (tmp_path / "dump").rglob("*")) <= 96
     assert len(list((tmp_path / "html").glob("k_*.html"))) == 4
     concise = run_cli(*paths, "--format", "concise", env=env)
     assert concise.returncode == 1, concise.stderr[-3000:]
     for line in concise.stdout.splitlines()[:-1]:
         assert line.startswith((paths[0], paths[1])), line
-    closed = subprocess.run([sys.executable, "-m", "tl_inspect", hostile("byte_order_mark.py")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=60,
-                            preexec_fn=lambda: os.close(1))
+    closed = subprocess.run(
+        [sys.executable, "-m", "tl_inspect", hostile("byte_order_mark.py")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),
+    )
     assert (closed.returncode, closed.stderr) == (
-        2, "tl-inspect: error: standard output is closed: give -o FILE for the report\n")
+        2,
+        "tl-inspect: error: standard output is closed: give -o FILE for the report\n",
+    )
 
 
 def test_escape_sequences_sarif_uris_and_dump_folders(tmp_path):
@@ -547,11 +633,15 @@ def test_escape_sequences_sarif_uris_and_dump_folders(tmp_path):
     same = os.path.join(HOSTILE, "same_name")
     sarif = run_cli(same, "--format", "sarif", "--dump", str(tmp_path), cwd=same)
     assert sarif.returncode == 1, sarif.stderr[-3000:]
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            for r in json.loads(sarif.stdout)["runs"][0]["results"]}
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(sarif.stdout)["runs"][0]["results"]
+    }
     # relative to the repository (or to the current folder outside one)
     assert sorted(uri.split("same_name/")[-1] for uri in uris) == [
-        "needs%20percent%20%23encoding.py", "other/needs%20percent%20%23encoding.py"]
+        "needs%20percent%20%23encoding.py",
+        "other/needs%20percent%20%23encoding.py",
+    ]
     dumped = tmp_path / "needs_percent__encoding"
     assert sorted(p.name for p in dumped.iterdir()) == ["doubled", "doubled-2"]
     assert (dumped / "doubled" / "kernel.cu").read_text() != (dumped / "doubled-2" / "kernel.cu").read_text()

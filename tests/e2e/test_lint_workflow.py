@@ -10,12 +10,12 @@ import shutil
 import subprocess
 import sys
 
-
 from conftest import ROOT
 from gitrepo import GIT_ENV, Repo
+
 from tl_inspect.cli import main
 
-KERNELS = '''import tilelang
+KERNELS = """import tilelang
 import tilelang.language as T
 
 
@@ -30,10 +30,10 @@ def ew_add(N, block=1024, threads=128, dtype=T.float16):
 
 {extra}
 add = ew_add({n})
-'''
+"""
 STORE_LINE = 10  # the statement lane-dependent-predicate flags in KERNELS when N = 2047, not when N = 2048
 SLUG, CODE = "lane-dependent-predicate", "TLV002"
-SCALE = '''
+SCALE = """
 
 def ew_scale(N, block=1024):
     @T.prim_func
@@ -46,7 +46,7 @@ def ew_scale(N, block=1024):
 
 
 scale = ew_scale(2047)
-'''
+"""
 
 
 SCALE_STORE = "C[bx * block + i] = A[bx * block + i] * 2"
@@ -77,22 +77,28 @@ def run(monkeypatch, capsys, cwd, *args: str) -> tuple[int, dict | None, str]:
 
 def findings(document: dict) -> list[tuple[str, str, str, int]]:
     """(file name, kernel, SLUG, line) of every finding."""
-    return sorted((os.path.basename(f["file"]), k["name"], f["slug"], f["line"])
-                  for k in document["kernels"] for f in k["findings"])
+    return sorted(
+        (os.path.basename(f["file"]), k["name"], f["slug"], f["line"])
+        for k in document["kernels"]
+        for f in k["findings"]
+    )
 
 
 def test_config_precedence(tmp_path, monkeypatch, capsys):
     repo = Repo(tmp_path)
     # the factory is not instantiated in the file: the configuration's cases name the kernels
     repo.write("kernels/add.py", kernel_file().replace("add = ew_add(2047)\n", ""))
-    repo.write("pyproject.toml", f'''[tool.tl-inspect]
+    repo.write(
+        "pyproject.toml",
+        f'''[tool.tl-inspect]
 select = ["{SLUG}"]
 arch = "sm_80"
 fail-on = "error"
 jobs = 1
 [tool.tl-inspect.cases]
 "kernels/add.py::ew_add" = [{{N = 2047}}, {{N = 2048}}]
-''')
+''',
+    )
     repo.commit("kernels and configuration")
     repo_path = tmp_path / "kernels"  # run below the pyproject.toml: the nearest one above is found
 
@@ -119,8 +125,9 @@ def test_suppression_forms_and_unused_suppressions(tmp_path, monkeypatch, capsys
     repo.write("plain.py", kernel_file())
     repo.write("trailing.py", kernel_file(comment=f"  # tl-inspect: ignore[{SLUG}]"))
     repo.write("by_code.py", kernel_file(comment="  # tl-inspect: ignore[TLV0]"))
-    above = kernel_file().replace("                C[bx", f"                # tl-inspect: ignore[{SLUG}]\n"
-                                                        "                C[bx")
+    above = kernel_file().replace(
+        "                C[bx", f"                # tl-inspect: ignore[{SLUG}]\n                C[bx"
+    )
     repo.write("above.py", above)
     repo.write("file_wide.py", kernel_file(extra=f"# tl-inspect: ignore-file[{SLUG}]\n"))
     repo.write("unused.py", kernel_file(n=2048, comment=f"  # tl-inspect: ignore[{SLUG}]"))
@@ -137,9 +144,11 @@ def test_suppression_forms_and_unused_suppressions(tmp_path, monkeypatch, capsys
         ("plain.py", "add", SLUG, STORE_LINE),
         ("unused.py", "add", "unused-suppression", STORE_LINE),
     ]
-    messages = {f["file"]: f["message"] for k in document["kernels"] for f in k["findings"]
-                if f["rule"] == "TLV900"}
-    assert messages["./misspelt.py"] == "`tl-inspect: ignore[lane-dependent-predicat]` names no known rule: lane-dependent-predicat"
+    messages = {f["file"]: f["message"] for k in document["kernels"] for f in k["findings"] if f["rule"] == "TLV900"}
+    assert (
+        messages["./misspelt.py"]
+        == "`tl-inspect: ignore[lane-dependent-predicat]` names no known rule: lane-dependent-predicat"
+    )
     assert messages["./unused.py"] == f"unused suppression: no finding for {SLUG} on this statement"
     assert messages["./everything.py"] == "unused suppression: no finding for ALL on this statement"
 
@@ -159,8 +168,7 @@ def test_baseline_survives_a_line_shift_and_fails_on_a_new_defect(tmp_path, monk
     assert status == 0 and findings(document) == [("add.py", "add", SLUG, STORE_LINE)]
     assert "wrote 1 finding(s) to baseline.json" in err
     written = json.loads((tmp_path / "baseline.json").read_text())["findings"]
-    assert [(e["file"], e["kernel"], e["slug"], e["count"]) for e in written] == [
-        ("kernels/add.py", "add", SLUG, 1)]
+    assert [(e["file"], e["kernel"], e["slug"], e["count"]) for e in written] == [("kernels/add.py", "add", SLUG, 1)]
     repo.commit("baseline")
 
     status, document, err = run(monkeypatch, capsys, tmp_path, "--baseline", "baseline.json", "kernels")
@@ -168,8 +176,9 @@ def test_baseline_survives_a_line_shift_and_fails_on_a_new_defect(tmp_path, monk
     assert "1 finding(s) baselined, 0 entries no longer occur" in err
 
     # lines added above the finding, and the statement reformatted: still the baselined finding
-    shifted = ('"""Elementwise kernels."""\n# more lines above the kernel\n\n'
-               + kernel_file().replace("A[bx * block + i] + B[bx * block + i]", "A[bx*block + i] + B[bx*block + i]"))
+    shifted = '"""Elementwise kernels."""\n# more lines above the kernel\n\n' + kernel_file().replace(
+        "A[bx * block + i] + B[bx * block + i]", "A[bx*block + i] + B[bx*block + i]"
+    )
     repo.write("kernels/add.py", shifted)
     status, document, _ = run(monkeypatch, capsys, tmp_path, "--baseline", "baseline.json", "kernels")
     assert (status, findings(document)) == (0, [])
@@ -258,8 +267,9 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
     assert len(json.loads(piped.stdout)["kernels"]) == 2
 
     leader, follower = pty.openpty()
-    with subprocess.Popen(command, cwd=tmp_path, env=_cli_env(TERM="xterm"),
-                          stdout=subprocess.PIPE, stderr=follower) as process:
+    with subprocess.Popen(
+        command, cwd=tmp_path, env=_cli_env(TERM="xterm"), stdout=subprocess.PIPE, stderr=follower
+    ) as process:
         os.close(follower)
         terminal = b""
         while True:
@@ -295,12 +305,18 @@ def test_pre_commit_try_repo(tmp_path):
     project.write("broken.py", "import tilelang\nraise RuntimeError('no GPU here')\n")
     project.write("setup.py", "raise SystemExit('setup.py must not be executed by the hook')\n")
     project.git("add", "-A")
-    env = _cli_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", PRE_COMMIT_HOME=str(tmp_path / "cache"),
-                   **GIT_ENV)
+    env = _cli_env(
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", PRE_COMMIT_HOME=str(tmp_path / "cache"), **GIT_ENV
+    )
 
     def try_repo(*files):
-        return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", hooks.path, "tl-inspect", "--files", *files],
-                              cwd=project.path, env=env, capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "pre_commit", "try-repo", hooks.path, "tl-inspect", "--files", *files],
+            cwd=project.path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
 
     passed = try_repo("clean.py", "setup.py")
     assert passed.returncode == 0, passed.stdout + passed.stderr

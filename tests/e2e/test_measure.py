@@ -40,8 +40,9 @@ def test_measure_true_without_a_gpu_raises_before_inspecting():
 
 
 def _measured_findings(*target, html: str = "") -> list[dict]:
-    done = run_cli("--measure", *target, "--format", "json", "--no-cache", *(("--html", html) if html else ()),
-                   timeout=600)
+    done = run_cli(
+        "--measure", *target, "--format", "json", "--no-cache", *(("--html", html) if html else ()), timeout=600
+    )
     assert done.returncode == 1, done.stderr
     (kernel,) = json.loads(done.stdout)["kernels"]
     findings = [f for f in kernel["findings"] if "cost" in f]
@@ -97,8 +98,18 @@ def test_measure_runs_a_built_kernel_at_the_length_a_gives_and_its_assuming_vari
 @needs_gpu
 def test_a_spent_budget_says_so_on_each_finding_left_over():
     # the first kernel's fills and timing alone outlast a budget of a millisecond: the others are left over
-    done = run_cli("--measure", "--measure-budget", "0.001", "-j", "1", "fixtures/kernels/vec_all_scalar.py",
-                   "--format", "json", "--no-cache", timeout=600)
+    done = run_cli(
+        "--measure",
+        "--measure-budget",
+        "0.001",
+        "-j",
+        "1",
+        "fixtures/kernels/vec_all_scalar.py",
+        "--format",
+        "json",
+        "--no-cache",
+        timeout=600,
+    )
     assert done.returncode == 1, done.stderr
     kernels = json.loads(done.stdout)["kernels"]
     assert [k["name"] for k in kernels if "measured" in k][:1] == [kernels[0]["name"]]
@@ -155,8 +166,9 @@ def test_a_variant_that_assumes_a_multiple_runs_at_the_users_length_rounded_up_t
     from tl_inspect.inspector.measurement.measure import _assumed
     from tl_inspect.inspector.rewrites.primfunc import assume_multiple
 
-    spec = importlib.util.spec_from_file_location("elementwise", os.path.join(FIXTURES, "kernels",
-                                                                              "vec_elementwise_1d.py"))
+    spec = importlib.util.spec_from_file_location(
+        "elementwise", os.path.join(FIXTURES, "kernels", "vec_elementwise_1d.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     variant = assume_multiple(module.gelu_any_length, "N", 8)

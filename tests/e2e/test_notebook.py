@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-
 from report_data import ROOT, UPDATE_SNAPSHOTS
 from test_report_browser import CHROMIUM, CHROMIUM_ARGS
 
@@ -22,7 +21,7 @@ NOTEBOOK_SCREENSHOT = os.path.join(ROOT, "docs", "notebook.png")
 CELLS = [
     "import tilelang.language as T\nimport tl_inspect",
     # the kernel lives only in this cell: IPython keeps its text in linecache, nothing is on disk
-    '''def add(N, block=1024):
+    """def add(N, block=1024):
     @T.prim_func
     def add_main(A: T.Tensor((N,), T.float16), B: T.Tensor((N,), T.float16),
                  C: T.Tensor((N,), T.float16)):
@@ -30,7 +29,7 @@ CELLS = [
             for i in T.Parallel(block):
                 C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
 
-    return add_main''',
+    return add_main""",
     "report = tl_inspect.inspect(add, N=4095)\nreport",
     "print(report)",
 ]
@@ -64,9 +63,24 @@ def executed(tmp_path_factory):
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, str(folder / "student.ipynb"))
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
-    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--execute", "--to", "html",
-                           "--ExecutePreprocessor.timeout=600", "student.ipynb"], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--execute",
+            "--to",
+            "html",
+            "--ExecutePreprocessor.timeout=600",
+            "student.ipynb",
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return folder / "student.html"
 
@@ -100,8 +114,10 @@ def test_a_cell_kernel_renders_left_aligned_with_its_source_under_jupyterlab_css
     assert output.locator(f"tr[id$='py-{STORE_LINE - 1}'] td.code .k").first.inner_text().strip() == "for"
     assert style("table.source.py tr", "backgroundColor") == "rgba(0, 0, 0, 0)"
     # the CUDA line number and its Python-line marker stay apart, not drawn as one number
-    number, marker = (output.locator("table.source.cu td.num").first.bounding_box(),
-                      output.locator("table.source.cu td.map").first.bounding_box())
+    number, marker = (
+        output.locator("table.source.cu td.num").first.bounding_box(),
+        output.locator("table.source.cu td.map").first.bounding_box(),
+    )
     assert number["x"] + number["width"] <= marker["x"]
 
     # the plain-text repr (what `print` shows and the notebook stores beside the HTML) is a few lines

@@ -12,17 +12,23 @@ import os
 import shutil
 
 import pytest
-
-import tl_inspect
-
 from conftest import import_api_kernels
 from report_data import KERNELS_FILE, ROOT, UPDATE_SNAPSHOTS, report_run  # noqa: F401  (a fixture)
+
+import tl_inspect
 from tl_inspect.cli import main as tl_inspect_main
 from tl_inspect.reports.html import kernel_href, write_html
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 README_SCREENSHOT = os.path.join(ROOT, "docs", "kernel-page.png")
 # what Jupyter puts around an output: the notebook's own styles, which the fragment must leave alone
 NOTEBOOK_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>notebook</title>
@@ -125,8 +131,10 @@ def test_index_sorts_and_filters(report_run, tmp_path, page, monkeypatch):
     monkeypatch.chdir(ROOT)
     write_html(report_run, str(tmp_path))
     page.goto((tmp_path / "index.html").as_uri())
-    kernels = "Array.from(document.querySelectorAll('#kernels tbody tr:not([hidden]) td:nth-child(2)'))" \
-              ".map(td => td.textContent.trim())"
+    kernels = (
+        "Array.from(document.querySelectorAll('#kernels tbody tr:not([hidden]) td:nth-child(2)'))"
+        ".map(td => td.textContent.trim())"
+    )
     page.click("th:has-text('scalar')")
     page.click("th:has-text('scalar')")  # descending
     assert page.evaluate(kernels)[0] == "add_2047"
@@ -189,13 +197,19 @@ def test_notebook_fragment_shows_the_finding_its_proof_and_the_access_table(tmp_
     assert table.is_visible()
     rows = [r.split("\t") for r in table.locator("tbody tr").all_inner_texts()]
     assert sorted((r[0], r[1], r[10]) for r in rows) == [
-        ("A", "load", "costly"), ("B", "load", "costly"), ("C", "store", "costly")]
+        ("A", "load", "costly"),
+        ("B", "load", "costly"),
+        ("C", "store", "costly"),
+    ]
     # the report's CSS applies inside the output and nowhere else
-    assert page.evaluate("getComputedStyle(document.querySelector('.tl-inspect tr.finding > td[colspan]'))"
-                         ".borderLeftWidth") == "4px"
+    assert (
+        page.evaluate(
+            "getComputedStyle(document.querySelector('.tl-inspect tr.finding > td[colspan]')).borderLeftWidth"
+        )
+        == "4px"
+    )
     assert page.evaluate("getComputedStyle(document.body).fontFamily") == "serif"
     assert page.evaluate("getComputedStyle(document.getElementById('cell')).color") == "rgb(1, 2, 3)"
-
 
 
 def test_the_cuda_pane_opens_at_the_first_finding_and_follows_each_opened_one(report_run, tmp_path, page, monkeypatch):
@@ -231,7 +245,10 @@ def test_source_is_highlighted_in_the_report_and_in_the_notebook_fragment(report
     assert page.evaluate(colour, "#cu-4 td.code .cp") not in (plain, keyword)
     # a selected line keeps its highlight under the token colours
     page.click("#py-15", position={"x": 60, "y": 6})
-    assert page.evaluate("getComputedStyle(document.querySelector('#py-15 td.code')).backgroundColor") == "rgb(255, 213, 79)"
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('#py-15 td.code')).backgroundColor")
+        == "rgb(255, 213, 79)"
+    )
     kernel = tl_inspect.inspect(import_api_kernels("kernels").add, N=2047).kernel()
     page.set_content(NOTEBOOK_PAGE.replace("{}", kernel._repr_html_()))
     assert page.evaluate(colour, ".tl-inspect table.source.py td.code .k") == keyword
@@ -242,7 +259,9 @@ def test_index_opens_furthest_from_the_floor_first_and_sorts_by_cost(report_run,
     monkeypatch.chdir(ROOT)
     write_html(report_run, str(tmp_path))
     page.goto((tmp_path / "index.html").as_uri())
-    kernels = "Array.from(document.querySelectorAll('#kernels tbody tr td:nth-child(2)')).map(td => td.textContent.trim())"
+    kernels = (
+        "Array.from(document.querySelectorAll('#kernels tbody tr td:nth-child(2)')).map(td => td.textContent.trim())"
+    )
     # scale, one block of 128 threads, sits furthest from its floor (1.20x); add_2047 has the costliest finding
     assert page.evaluate(kernels)[:3] == ["<module>", "broken", "scale"]
     assert page.get_attribute("th:has-text('Gap')", "aria-sort") == "descending"

@@ -17,11 +17,17 @@ from html.parser import HTMLParser
 
 import jsonschema
 import pytest
+from report_data import (  # noqa: F401  (report_run is a fixture)
+    BROKEN_FILE,
+    HOSTILE_KERNEL,
+    KERNELS_FILE,
+    ROOT,
+    RULES,
+    assert_snapshot,
+    report_run,
+)
 
 import tl_inspect
-from report_data import (  # noqa: F401  (report_run is a fixture)
-    BROKEN_FILE, HOSTILE_KERNEL, KERNELS_FILE, ROOT, RULES, assert_snapshot, report_run,
-)
 from tl_inspect.model import Cost, FileResult, Finding, KernelArtifact, KernelReport, Layout, RunResult
 from tl_inspect.reports import formats, get_reporter
 from tl_inspect.reports.github import escape_data, escape_property
@@ -30,9 +36,16 @@ from tl_inspect.reports.html_text import highlighted_lines, inline_markdown
 from tl_inspect.reports.phrases import headline
 
 SARIF_SCHEMA = os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")
-SNAPSHOT_FILES = {"full": "full.txt", "concise": "concise.txt", "json": "report.json",
-                  "json-lines": "report.jsonl", "sarif": "report.sarif", "github": "github.txt",
-                  "gitlab": "gitlab.json", "junit": "junit.xml"}
+SNAPSHOT_FILES = {
+    "full": "full.txt",
+    "concise": "concise.txt",
+    "json": "report.json",
+    "json-lines": "report.jsonl",
+    "sarif": "report.sarif",
+    "github": "github.txt",
+    "gitlab": "gitlab.json",
+    "junit": "junit.xml",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -54,6 +67,7 @@ def kernel(run: RunResult, name: str) -> KernelArtifact:
 
 
 # ---------------------------------------------------------------- snapshots
+
 
 def test_every_format_has_a_snapshot():
     assert set(formats()) == set(SNAPSHOT_FILES)
@@ -77,12 +91,13 @@ def test_html_snapshot(report_run, tmp_path):
 
 # ---------------------------------------------------------------- terminal
 
+
 def test_full_shows_frame_cuda_and_fix(report_run):
     text = render(report_run, "full")
     add = kernel(report_run, "add_2047")
     cuda_21 = add.source.splitlines()[20].strip()
-    block = text[text.index("error TLV001 [scalarized-load]"):]
-    block = block[:block.index("\n\n")]
+    block = text[text.index("error TLV001 [scalarized-load]") :]
+    block = block[: block.index("\n\n")]
     assert "--> tests/data/report_kernels.py:15:17  kernel add_2047" in block
     assert "15 |                 C[bx * block + i] = A[bx * block + i] + B[bx * block + i]" in block
     assert "   |                 ^^^^^" in block  # caret under column 17
@@ -93,7 +108,8 @@ def test_full_shows_frame_cuda_and_fix(report_run):
     assert "kernel broken could not be compiled: InternalError" in text
     assert text.rstrip().endswith(
         "Checked 5 kernels in 2 files: 4 findings (2 errors, 1 warning, 1 info); 2 could not be inspected\n"
-        f"{FILES_SUMMARY}")
+        f"{FILES_SUMMARY}"
+    )
     assert "\x1b[" not in text
 
 
@@ -132,9 +148,11 @@ def test_concise_is_one_line_per_finding_or_failure(report_run):
     assert summary == FILES_SUMMARY
     pattern = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<rest>.+)$")
     assert all(pattern.match(line) for line in lines), lines
-    assert "tests/data/report_kernels.py:15:17: TLV001 [scalarized-load] add_2047: C, A and B are accessed 16 bits at " \
-           "a time where 128-bit accesses were possible Estimated 2.93x slower for the whole kernel on an H200 " \
-           "(lanes 16 B apart, 2.93x per access)." in lines
+    assert (
+        "tests/data/report_kernels.py:15:17: TLV001 [scalarized-load] add_2047: C, A and B are accessed 16 bits at "
+        "a time where 128-bit accesses were possible Estimated 2.93x slower for the whole kernel on an H200 "
+        "(lanes 16 B apart, 2.93x per access)." in lines
+    )
     assert len(lines) == len(report_run.findings) + 2  # the broken kernel and the broken file
 
 
@@ -142,21 +160,37 @@ def test_json_lines_round_trip(report_run):
     records = [json.loads(line) for line in render(report_run, "json-lines").splitlines()]
     errors = [r for r in records if r.get("kind") == "error"]
     assert [(e["file"], e["kernel"]) for e in errors] == [(KERNELS_FILE, "broken"), (BROKEN_FILE, "<module>")]
-    assert records[len(errors):-1] == [f.as_dict() for f in report_run.findings]
-    assert records[-1] == {"kind": "summary", "files_with_kernels": 2, "files_failed": 2, "files_needing_cases": [], "kernels": 5}
+    assert records[len(errors) : -1] == [f.as_dict() for f in report_run.findings]
+    assert records[-1] == {
+        "kind": "summary",
+        "files_with_kernels": 2,
+        "files_failed": 2,
+        "files_needing_cases": [],
+        "kernels": 5,
+    }
 
 
 def test_json_keeps_the_contract(report_run):
     doc = json.loads(render(report_run, "json"))
     assert (doc["tool"], doc["schema"], doc["arch"]) == ("tl-inspect", 1, "sm_90")
     names = [(k["file"], k["name"], k["status"]) for k in doc["kernels"]]
-    assert names == [(KERNELS_FILE, "add_2047", "ok"), (KERNELS_FILE, "add_2048", "ok"),
-                     (KERNELS_FILE, HOSTILE_KERNEL, "ok"), (KERNELS_FILE, "broken", "error"),
-                     (BROKEN_FILE, "<module>", "error"), (BROKEN_FILE, "scale", "ok")]
+    assert names == [
+        (KERNELS_FILE, "add_2047", "ok"),
+        (KERNELS_FILE, "add_2048", "ok"),
+        (KERNELS_FILE, HOSTILE_KERNEL, "ok"),
+        (KERNELS_FILE, "broken", "error"),
+        (BROKEN_FILE, "<module>", "error"),
+        (BROKEN_FILE, "scale", "ok"),
+    ]
     first = doc["kernels"][0]["findings"][1]
     assert {k: first[k] for k in ("rule", "slug", "severity", "line", "end_line", "cuda_lines")} == {
-        "rule": "TLV001", "slug": "scalarized-load", "severity": "error", "line": 15, "end_line": 15,
-        "cuda_lines": [19, 20, 21]}
+        "rule": "TLV001",
+        "slug": "scalarized-load",
+        "severity": "error",
+        "line": 15,
+        "end_line": 15,
+        "cuda_lines": [19, 20, 21],
+    }
 
 
 def test_json_keeps_kernels_defined_in_an_imported_module(tmp_path, inspected, monkeypatch):
@@ -174,6 +208,7 @@ def test_json_keeps_kernels_defined_in_an_imported_module(tmp_path, inspected, m
 
 # ---------------------------------------------------------------- GitHub workflow commands
 
+
 def _decode(text: str) -> str:
     return re.sub(r"%([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
@@ -190,15 +225,26 @@ def test_github_line_by_line(report_run):
     expected = []
     for f in report_run.findings:
         level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
-        props = {"file": f.file, "line": str(f.line), "endLine": str(f.end_line or f.line), "col": str(f.col),
-                 "title": f"{f.rule} {f.slug} in {f.kernel}"}
+        props = {
+            "file": f.file,
+            "line": str(f.line),
+            "endLine": str(f.end_line or f.line),
+            "col": str(f.col),
+            "title": f"{f.rule} {f.slug} in {f.kernel}",
+        }
         expected.append((level, props, f"{headline(f)}\nfix: {f.fix}"))
-    assert parsed[:len(expected)] == expected
-    assert parsed[len(expected):] == [
-        ("error", {"file": KERNELS_FILE, "line": "37", "title": "tl-inspect: kernel broken could not be compiled"},
-         kernel(report_run, "broken").error),
-        ("error", {"file": BROKEN_FILE, "line": "14", "title": "tl-inspect: could not import the file"},
-         report_run.files[1].error),
+    assert parsed[: len(expected)] == expected
+    assert parsed[len(expected) :] == [
+        (
+            "error",
+            {"file": KERNELS_FILE, "line": "37", "title": "tl-inspect: kernel broken could not be compiled"},
+            kernel(report_run, "broken").error,
+        ),
+        (
+            "error",
+            {"file": BROKEN_FILE, "line": "14", "title": "tl-inspect: could not import the file"},
+            report_run.files[1].error,
+        ),
         ("notice", {"title": "tl-inspect summary"}, FILES_SUMMARY),
     ]
 
@@ -210,6 +256,7 @@ def test_github_encoding():
 
 # ---------------------------------------------------------------- SARIF
 
+
 def test_sarif_validates_against_the_2_1_0_schema(report_run):
     with open(SARIF_SCHEMA, encoding="utf-8") as f:
         schema = json.load(f)
@@ -218,36 +265,53 @@ def test_sarif_validates_against_the_2_1_0_schema(report_run):
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [(r["id"], r["name"], r["defaultConfiguration"]["level"]) for r in rules] == [
-        ("TLV001", "scalarized-load", "error"), ("TLV002", "lane-dependent-predicate", "warning"),
-        ("TLV003", "invariant-index-store", "error")]
+        ("TLV001", "scalarized-load", "error"),
+        ("TLV002", "lane-dependent-predicate", "warning"),
+        ("TLV003", "invariant-index-store", "error"),
+    ]
     assert rules[0]["shortDescription"]["text"] == RULES[0].summary()
     assert rules[0]["fullDescription"]["text"] == (
-        "Finds loads and stores that the CUDA code moves one element at a time.")
+        "Finds loads and stores that the CUDA code moves one element at a time."
+    )
     assert "## Why is this slow?" in rules[0]["help"]["markdown"]
     results = run["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [
-        ("TLV002", "warning"), ("TLV001", "error"), ("TLV001", "note"), ("TLV003", "error")]
+        ("TLV002", "warning"),
+        ("TLV001", "error"),
+        ("TLV001", "note"),
+        ("TLV003", "error"),
+    ]
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         location = result["locations"][0]["physicalLocation"]
         assert location["artifactLocation"] == {"uri": KERNELS_FILE, "uriBaseId": "%SRCROOT%"}
-    assert results[3]["locations"][0]["physicalLocation"]["region"] == {"startLine": 28, "startColumn": 13,
-                                                                      "endLine": 29}
+    assert results[3]["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 28,
+        "startColumn": 13,
+        "endLine": 29,
+    }
     fingerprints = [r["partialFingerprints"]["tlInspectFinding/v1"] for r in results]
     assert len(set(fingerprints)) == len(fingerprints)
     notifications = run["invocations"][0]["toolExecutionNotifications"]
     assert run["invocations"][0]["executionSuccessful"] is False
     assert [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notifications] == [
-        KERNELS_FILE, BROKEN_FILE]
+        KERNELS_FILE,
+        BROKEN_FILE,
+    ]
 
 
 # ---------------------------------------------------------------- GitLab Code Quality and JUnit
+
 
 def test_gitlab_code_quality_issues(report_run):
     issues = json.loads(render(report_run, "gitlab"))
     findings = [i for i in issues if i["check_name"].startswith("TLV")]
     assert [(i["check_name"], i["severity"]) for i in findings] == [
-        ("TLV002", "minor"), ("TLV001", "major"), ("TLV001", "info"), ("TLV003", "major")]
+        ("TLV002", "minor"),
+        ("TLV001", "major"),
+        ("TLV001", "info"),
+        ("TLV003", "major"),
+    ]
     for issue in issues:  # the fields GitLab requires
         assert {"description", "check_name", "fingerprint", "severity", "location"} <= set(issue)
         assert issue["severity"] in ("info", "minor", "major", "critical", "blocker")
@@ -256,8 +320,10 @@ def test_gitlab_code_quality_issues(report_run):
     assert findings[3]["location"] == {"path": KERNELS_FILE, "lines": {"begin": 28, "end": 29}}
     assert findings[0]["description"].startswith("TLV002 [lane-dependent-predicate] add_2047: ")
     broken = [i for i in issues if i["check_name"] == "tl-inspect/not-inspected"]
-    assert [(i["location"]["path"], i["severity"]) for i in broken] == [(KERNELS_FILE, "critical"),
-                                                                         (BROKEN_FILE, "critical")]
+    assert [(i["location"]["path"], i["severity"]) for i in broken] == [
+        (KERNELS_FILE, "critical"),
+        (BROKEN_FILE, "critical"),
+    ]
 
 
 def test_junit_has_a_case_per_kernel(report_run):
@@ -296,6 +362,7 @@ def test_sarif_fingerprint_survives_lines_moving(report_run, tmp_path, monkeypat
 
 
 # ---------------------------------------------------------------- HTML
+
 
 class _Rows(HTMLParser):
     """Rows of the source tables: id -> attributes."""
@@ -378,11 +445,17 @@ def test_html_highlights_python_and_cuda_line_by_line(report_run, tmp_path):
     write_html(report_run, str(tmp_path))
     add = kernel(report_run, "add_2047")
     page = (tmp_path / kernel_href(KERNELS_FILE, add)).read_text(encoding="utf-8")
-    rows = dict(re.findall(r'<tr class="line [^"]*" id="((?:py|cu)-\d+)"[^>]*>.*?<td class="code">(.*?)</td></tr>', page))
-    assert rows["py-10"].startswith('<span class="k">def </span><span class="nf">ew_add</span>(N, block=<span class="m">1024</span>')
+    rows = dict(
+        re.findall(r'<tr class="line [^"]*" id="((?:py|cu)-\d+)"[^>]*>.*?<td class="code">(.*?)</td></tr>', page)
+    )
+    assert rows["py-10"].startswith(
+        '<span class="k">def </span><span class="nf">ew_add</span>(N, block=<span class="m">1024</span>'
+    )
     # a docstring spans lines 1-4: each line's span is closed on its own row, the hostile text in it escaped
-    assert rows["py-3"] == ('<span class="s">Hostile text on purpose: &lt;script&gt;alert(&#34;py&#34;)&lt;/script&gt; '
-                            'and {{ 7 * 7 }} must reach every report escaped.</span>')
+    assert rows["py-3"] == (
+        '<span class="s">Hostile text on purpose: &lt;script&gt;alert(&#34;py&#34;)&lt;/script&gt; '
+        "and {{ 7 * 7 }} must reach every report escaped.</span>"
+    )
     assert rows["cu-4"] == '<span class="cp">#include &lt;cuda.h&gt;</span>'
     assert '<span class="kt">int</span>' in "".join(v for k, v in rows.items() if k.startswith("cu-"))
     # every line keeps its row and anchor, the text unchanged under the markup
@@ -401,19 +474,26 @@ def test_highlighting_keeps_every_line_number():
     assert [html.unescape(re.sub(r"<[^>]+>", "", line)) for line in marked] == lines
     assert marked[4] == "" and marked[5] == '<span class="s">    two&#34;&#34;&#34;</span>'
     assert highlighted_lines(["/* a", "b */ int x;"], "cuda") == (
-        '<span class="c">/* a</span>', '<span class="c">b */ </span><span class="kt">int </span>x;')
+        '<span class="c">/* a</span>',
+        '<span class="c">b */ </span><span class="kt">int </span>x;',
+    )
 
 
 def test_message_markdown_is_a_fixed_subset_over_escaped_text():
-    assert inline_markdown("the `sq` (4, 1152) tile is **replicated**; see [tilelang #2957]"
-                           "(https://github.com/tile-ai/tilelang/issues/2957)") == (
-        'the <code>sq</code> (4, 1152) tile is <strong>replicated</strong>; see '
-        '<a href="https://github.com/tile-ai/tilelang/issues/2957">tilelang #2957</a>')
+    assert inline_markdown(
+        "the `sq` (4, 1152) tile is **replicated**; see [tilelang #2957]"
+        "(https://github.com/tile-ai/tilelang/issues/2957)"
+    ) == (
+        "the <code>sq</code> (4, 1152) tile is <strong>replicated</strong>; see "
+        '<a href="https://github.com/tile-ai/tilelang/issues/2957">tilelang #2957</a>'
+    )
     # nothing inside backticks is Markdown, and nothing of the input is HTML
     assert inline_markdown("`**x** <b>`") == "<code>**x** &lt;b&gt;</code>"
     assert inline_markdown("a * b * c, `x*y` and **") == "a * b * c, <code>x*y</code> and **"
-    hostile = ('**<img src=x onerror=alert(1)>** [run](javascript:alert(1)) [x](https://a.org/"onmouseover=alert)'
-               " `</code><script>alert(2)</script>`")
+    hostile = (
+        '**<img src=x onerror=alert(1)>** [run](javascript:alert(1)) [x](https://a.org/"onmouseover=alert)'
+        " `</code><script>alert(2)</script>`"
+    )
     rendered = inline_markdown(hostile)
     assert "<img" not in rendered and "<script" not in rendered and 'href="javascript' not in rendered
     assert "[run](javascript:alert(1))" in rendered
@@ -425,14 +505,36 @@ def test_html_renders_the_markdown_of_messages_and_fixes_and_escapes_a_hostile_k
     real = kernel(report_run, "add_2047")
     name = "k[`<b>x</b>`**<img src=x onerror=alert(1)>**]"
     hostile = dataclasses.replace(real, name=name)
-    run = RunResult("0", "sm_90", (FileResult(KERNELS_FILE, (hostile,)),), (KernelReport(hostile, (
-        Finding("TLV001", "scalarized-load", "warning", f"`{name}` moves **16 bits**: `A[i] < B[i]` & more",
-                "Pad `N` to **2048**", KERNELS_FILE, 15, kernel=name),)),), rules=())
+    run = RunResult(
+        "0",
+        "sm_90",
+        (FileResult(KERNELS_FILE, (hostile,)),),
+        (
+            KernelReport(
+                hostile,
+                (
+                    Finding(
+                        "TLV001",
+                        "scalarized-load",
+                        "warning",
+                        f"`{name}` moves **16 bits**: `A[i] < B[i]` & more",
+                        "Pad `N` to **2048**",
+                        KERNELS_FILE,
+                        15,
+                        kernel=name,
+                    ),
+                ),
+            ),
+        ),
+        rules=(),
+    )
     write_html(run, str(tmp_path))
     page = (tmp_path / kernel_href(KERNELS_FILE, hostile)).read_text(encoding="utf-8")
-    assert ('<div class="message"><code>k[</code>&lt;b&gt;x&lt;/b&gt;<code>**&lt;img src=x onerror=alert(1)&gt;**]</code>'
-            " moves <strong>16 bits</strong>: <code>A[i] &lt; B[i]</code> &amp; more</div>") in page
-    assert '<strong>fix:</strong> Pad <code>N</code> to <strong>2048</strong>' in page
+    assert (
+        '<div class="message"><code>k[</code>&lt;b&gt;x&lt;/b&gt;<code>**&lt;img src=x onerror=alert(1)&gt;**]</code>'
+        " moves <strong>16 bits</strong>: <code>A[i] &lt; B[i]</code> &amp; more</div>"
+    ) in page
+    assert "<strong>fix:</strong> Pad <code>N</code> to <strong>2048</strong>" in page
     # the name itself is never Markdown: escaped in the title, the heading and the index
     assert "<img" not in page and "<b>x" not in page
     assert "<h1>k[`&lt;b&gt;x&lt;/b&gt;`**&lt;img src=x onerror=alert(1)&gt;**]</h1>" in page
@@ -452,17 +554,45 @@ def test_html_index_puts_the_worst_kernel_first(report_run, tmp_path):
 
     def row(name, *severities_and_costs):
         k = dataclasses.replace(real, name=name)
-        return k, KernelReport(k, tuple(
-            Finding("TLV001", "scalarized-load", severity, "m", "f", KERNELS_FILE, 15, kernel=name,
-                    cost=Cost(cost, "b") if cost else None) for severity, cost in severities_and_costs))
+        return k, KernelReport(
+            k,
+            tuple(
+                Finding(
+                    "TLV001",
+                    "scalarized-load",
+                    severity,
+                    "m",
+                    "f",
+                    KERNELS_FILE,
+                    15,
+                    kernel=name,
+                    cost=Cost(cost, "b") if cost else None,
+                )
+                for severity, cost in severities_and_costs
+            ),
+        )
 
-    kernels = [row("warned", ("warning", None)), row("cheap_error", ("error", 1.2)), row("clean"),
-               row("costly_warning", ("warning", 4.0), ("info", None)), row("erred", ("error", None)),
-               row("tied_warning", ("warning", 1.2)), row("informed", ("info", None))]
-    run = RunResult("0", "sm_90", (FileResult(KERNELS_FILE, tuple(k for k, _ in kernels)),),
-                    tuple(r for _, r in kernels), rules=())
+    kernels = [
+        row("warned", ("warning", None)),
+        row("cheap_error", ("error", 1.2)),
+        row("clean"),
+        row("costly_warning", ("warning", 4.0), ("info", None)),
+        row("erred", ("error", None)),
+        row("tied_warning", ("warning", 1.2)),
+        row("informed", ("info", None)),
+    ]
+    run = RunResult(
+        "0", "sm_90", (FileResult(KERNELS_FILE, tuple(k for k, _ in kernels)),), tuple(r for _, r in kernels), rules=()
+    )
     assert [r.name for r in build_site(run).rows] == [
-        "costly_warning", "cheap_error", "tied_warning", "erred", "warned", "informed", "clean"]
+        "costly_warning",
+        "cheap_error",
+        "tied_warning",
+        "erred",
+        "warned",
+        "informed",
+        "clean",
+    ]
     write_html(run, str(tmp_path))
     index = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "Worst first: kernels that could not be inspected, then by their gap from the floor" in index
@@ -472,8 +602,9 @@ def test_html_index_puts_the_worst_kernel_first(report_run, tmp_path):
 def _cells(grid) -> dict[str, int]:
     """Cells each path of a thread picture covers, by its title: a path is one rectangle per run."""
     cell = grid.width // grid.cols
-    return {title: sum(int(w) * int(h) for w, h in re.findall(r"h(\d+)v(\d+)", d)) // cell ** 2
-            for title, _, d in grid.paths}
+    return {
+        title: sum(int(w) * int(h) for w, h in re.findall(r"h(\d+)v(\d+)", d)) // cell**2 for title, _, d in grid.paths
+    }
 
 
 def test_html_draws_thread_grids(report_run):
@@ -487,12 +618,17 @@ def test_html_draws_thread_grids(report_run):
     assert len(owners) == 128
     # 128 threads: one path per thread, titled with its warp and lane, the cells it owns and no other
     cells = _cells(acc.grid)
-    assert list(cells) == [f"thread {t} (warp {t // 32}, lane {t % 32}), first element [{t // 2}, {t % 2 * 4}]"
-                           for t in sorted(owners)]
+    assert list(cells) == [
+        f"thread {t} (warp {t // 32}, lane {t % 32}), first element [{t // 2}, {t % 2 * 4}]" for t in sorted(owners)
+    ]
     assert set(cells.values()) == {4} and sum(cells.values()) == 64 * 8
     assert [s.label for s in acc.grid.legend] == [
-        "warp 0: threads 0–31", "warp 1: threads 32–63", "warp 2: threads 64–95", "warp 3: threads 96–127",
-        "lane 0 → lane 31 within each warp"]
+        "warp 0: threads 0–31",
+        "warp 1: threads 32–63",
+        "warp 2: threads 64–95",
+        "warp 3: threads 96–127",
+        "lane 0 → lane 31 within each warp",
+    ]
     # the corner: the first 16 rows, each thread's run of 4 numbered with the thread
     corner = acc.corner
     assert (corner.rows, corner.cols) == (16, 8) and corner.width // corner.cols >= 12
@@ -533,12 +669,38 @@ def test_html_draws_fragments_of_many_threads_by_warp_at_a_bounded_size(wide_fra
 def test_html_renders_a_10k_line_cuda_source(report_run, tmp_path):
     real = kernel(report_run, "add_2047")
     lines = 10_000
-    big = KernelArtifact(name="big", file=KERNELS_FILE, line=12, arch="sm_90",
-                         source="\n".join(f"  x[{i}] = y[{i}] < z;" for i in range(lines)),
-                         line_map=tuple(15 if i % 2 else None for i in range(lines)), accesses=real.accesses)
-    run = RunResult("0", "sm_90", (FileResult(KERNELS_FILE, (big,)),), (KernelReport(big, (
-        Finding("TLV001", "scalarized-load", "error", "m", "f", KERNELS_FILE, 15, kernel="big",
-                cuda_lines=(9_999, 10_000)),)),))
+    big = KernelArtifact(
+        name="big",
+        file=KERNELS_FILE,
+        line=12,
+        arch="sm_90",
+        source="\n".join(f"  x[{i}] = y[{i}] < z;" for i in range(lines)),
+        line_map=tuple(15 if i % 2 else None for i in range(lines)),
+        accesses=real.accesses,
+    )
+    run = RunResult(
+        "0",
+        "sm_90",
+        (FileResult(KERNELS_FILE, (big,)),),
+        (
+            KernelReport(
+                big,
+                (
+                    Finding(
+                        "TLV001",
+                        "scalarized-load",
+                        "error",
+                        "m",
+                        "f",
+                        KERNELS_FILE,
+                        15,
+                        kernel="big",
+                        cuda_lines=(9_999, 10_000),
+                    ),
+                ),
+            ),
+        ),
+    )
     started = time.perf_counter()
     write_html(run, str(tmp_path))
     assert time.perf_counter() - started < 20
@@ -549,26 +711,51 @@ def test_html_renders_a_10k_line_cuda_source(report_run, tmp_path):
 
 # ---------------------------------------------------------------- bad data never crashes a reporter
 
+
 def _bad_run(real: KernelArtifact) -> RunResult:
     hostile = "</script><img src=x onerror=alert(1)>{{ 7 * 7 }}"
-    missing = KernelArtifact(name=hostile, file="no/such/file.py", line=None, arch="sm_90",
-                             source="int x;\n", line_map=(99,),
-                             layouts=(Layout("buffer", "f", "local.fragment", None, "Fragment", (), ()),))
-    failed = KernelArtifact(name="failed", file=KERNELS_FILE, line=None, arch="sm_90", status="error",
-                            error=None)
+    missing = KernelArtifact(
+        name=hostile,
+        file="no/such/file.py",
+        line=None,
+        arch="sm_90",
+        source="int x;\n",
+        line_map=(99,),
+        layouts=(Layout("buffer", "f", "local.fragment", None, "Fragment", (), ()),),
+    )
+    failed = KernelArtifact(name="failed", file=KERNELS_FILE, line=None, arch="sm_90", status="error", error=None)
     orphan = KernelArtifact(name="orphan", file="elsewhere.py", line=3, arch="sm_90")
     findings = (
-        Finding("X1", "odd-rule", "fatal", "unknown severity\nsecond line", "", "no/such/file.py", 0,
-                kernel=hostile, cuda_lines=(0, 5, 99), col=0),
+        Finding(
+            "X1",
+            "odd-rule",
+            "fatal",
+            "unknown severity\nsecond line",
+            "",
+            "no/such/file.py",
+            0,
+            kernel=hostile,
+            cuda_lines=(0, 5, 99),
+            col=0,
+        ),
         Finding("X2", "odd-rule-2", "warning", hostile, hostile, "no/such/file.py", 10**6, end_line=3),
     )
-    return RunResult("0", "sm_90", (
-        FileResult("broken.py", error="SyntaxError: <bad> & worse"),
-        FileResult("no/such/file.py", (missing,)),
-        FileResult(KERNELS_FILE, (failed, real)),
-    ), (KernelReport(missing, findings), KernelReport(failed), KernelReport(real, (
-        Finding("TLV001", "scalarized-load", "info", "no CUDA", "fix", KERNELS_FILE, 15),)),
-        KernelReport(orphan)), rules=())
+    return RunResult(
+        "0",
+        "sm_90",
+        (
+            FileResult("broken.py", error="SyntaxError: <bad> & worse"),
+            FileResult("no/such/file.py", (missing,)),
+            FileResult(KERNELS_FILE, (failed, real)),
+        ),
+        (
+            KernelReport(missing, findings),
+            KernelReport(failed),
+            KernelReport(real, (Finding("TLV001", "scalarized-load", "info", "no CUDA", "fix", KERNELS_FILE, 15),)),
+            KernelReport(orphan),
+        ),
+        rules=(),
+    )
 
 
 @pytest.mark.parametrize("fmt", sorted(SNAPSHOT_FILES))
@@ -602,12 +789,30 @@ def test_bad_data_renders_html(report_run, tmp_path):
 
 # ---------------------------------------------------------------- command line
 
+
 def test_cli_writes_a_format_and_the_html_report(tmp_path):
     out, html = tmp_path / "out.txt", tmp_path / "html"
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")}
-    proc = subprocess.run([sys.executable, "-m", "tl_inspect", KERNELS_FILE, "--format", "concise",
-                           "-o", str(out), "--html", str(html), "--no-cache"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tl_inspect",
+            KERNELS_FILE,
+            "--format",
+            "concise",
+            "-o",
+            str(out),
+            "--html",
+            str(html),
+            "--no-cache",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 2, proc.stderr  # the broken kernel
     assert f"{KERNELS_FILE}:37:1: error: kernel broken could not be compiled" in out.read_text()
     index = (html / "index.html").read_text()

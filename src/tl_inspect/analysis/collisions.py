@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.evaluate import evaluate
-
-from tl_inspect.tir.render import render, render_access
-from tl_inspect.tir.indexing import RUNTIME_VALUE, affine, coefficient
 from tl_inspect.model import STAGE_VECTORIZE
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.evaluate import evaluate
+from tl_inspect.tir.indexing import RUNTIME_VALUE, affine, coefficient
+from tl_inspect.tir.render import render, render_access
 
 if TYPE_CHECKING:
     from tl_inspect.analysis.kernel import KernelModel
@@ -71,9 +69,14 @@ def read_modify_writes(model: KernelModel) -> list:
             continue
         env = {**model.env(), **{loop.var: 0 for loop in store.loops}}
         innermost = nest[-1]
-        found.append(ReadModifyWrite(
-            store, collision, LoweredStores.of(lowered_func, store.buffer, store.stmt.line, model.thread_vars),
-            advances(store.indices, innermost.var, ir.int_value(innermost.extent) or 1, env)))
+        found.append(
+            ReadModifyWrite(
+                store,
+                collision,
+                LoweredStores.of(lowered_func, store.buffer, store.stmt.line, model.thread_vars),
+                advances(store.indices, innermost.var, ir.int_value(innermost.extent) or 1, env),
+            )
+        )
     return found
 
 
@@ -156,8 +159,11 @@ class LoweredStores:
     def of(cls, func: ir.IRFunc | None, buffer: str, line: int, thread_vars: dict) -> LoweredStores:
         """The stores of `func` (the lowered kernel) to `buffer` at `line`; `thread_vars`: threadIdx
         variable -> extent."""
-        found = [(stmt, ancestors) for stmt, ancestors in ir.walk(func.body if func else ())
-                 if isinstance(stmt, ir.Store) and stmt.line == line and stmt.buffer == buffer]
+        found = [
+            (stmt, ancestors)
+            for stmt, ancestors in ir.walk(func.body if func else ())
+            if isinstance(stmt, ir.Store) and stmt.line == line and stmt.buffer == buffer
+        ]
         return cls(found, thread_vars)
 
     def texts(self) -> list:
@@ -184,8 +190,9 @@ class LoweredStores:
         if any(e is None for e in extents) or iterations > MAX_THREAD_POINTS:
             return None
         conditions = [a.cond for a in ancestors if isinstance(a, ir.If)]
-        sample, complete = _thread_sample([self.thread_vars[t] for t in threads],
-                                          max(2, MAX_THREAD_POINTS // max(iterations, 1)))
+        sample, complete = _thread_sample(
+            [self.thread_vars[t] for t in threads], max(2, MAX_THREAD_POINTS // max(iterations, 1))
+        )
         # every (sampled thread, loop iteration) pair, thread-major as the threads would be scanned
         loop_axes = np.meshgrid(*(np.arange(n) for n in extents), indexing="ij")
         thread_of = np.repeat(np.arange(len(sample)), iterations)

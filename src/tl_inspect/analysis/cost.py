@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Access
+from tl_inspect.tir import nodes as ir
 
 # a cause whose kernel-level estimate is below this is not worth a default warning
 COSTLY = 1.10
@@ -93,18 +93,30 @@ def narrow_coalesced(table: CostTable) -> Measured:
 
 def held_narrow_loads(table: CostTable, spilled: bool) -> Measured:
     if spilled:
-        return _term(table, "held_narrow_loads_spilled", "coalesced narrow loads held in registers, 128 or more per "
-                     "thread", "bf16 rows of 4095 reduced, 4 rows per 128 threads")
-    return _term(table, "held_narrow_loads", "coalesced narrow loads held in registers, 32-127 per thread",
-                 "bf16 rows of 4095 reduced; twice the registers of vector loads")
+        return _term(
+            table,
+            "held_narrow_loads_spilled",
+            "coalesced narrow loads held in registers, 128 or more per thread",
+            "bf16 rows of 4095 reduced, 4 rows per 128 threads",
+        )
+    return _term(
+        table,
+        "held_narrow_loads",
+        "coalesced narrow loads held in registers, 32-127 per thread",
+        "bf16 rows of 4095 reduced; twice the registers of vector loads",
+    )
 
 
 HELD_LOADS, SPILLED_LOADS = 32, 128
 
 
 def interleaved_loads(table: CostTable) -> Measured:
-    return _term(table, "interleaved_loads", "narrow loads of every other element (interleaved pairs)",
-                 "SwiGLU over gate/up pairs")
+    return _term(
+        table,
+        "interleaved_loads",
+        "narrow loads of every other element (interleaved pairs)",
+        "SwiGLU over gate/up pairs",
+    )
 
 
 def wide_coalesced() -> Measured:
@@ -112,8 +124,12 @@ def wide_coalesced() -> Measured:
 
 
 def staged_half_vector(table: CostTable) -> Measured:
-    return _term(table, "staged_half_vector", "one 64-bit load per thread staged before a barrier",
-                 "half the bytes in flight of uint4; a copy through shared memory")
+    return _term(
+        table,
+        "staged_half_vector",
+        "one 64-bit load per thread staged before a barrier",
+        "half the bytes in flight of uint4; a copy through shared memory",
+    )
 
 
 def transposed_load(table: CostTable) -> Measured:
@@ -182,8 +198,13 @@ def _transposed_store(used: float, table: CostTable) -> Measured:
     (a 4 -> 8-byte row-per-lane store measured 1.95x faster on the H200)."""
     at_two_bytes = table["transposed_store"]
     factor = round(max(1.0, at_two_bytes * (2 / SECTOR_BYTES) / used), 2)
-    return Measured(factor, f"stores with lanes in sectors of their own, {used * SECTOR_BYTES:.0f} of 32 bytes "
-                            f"written: {factor}x ({at_two_bytes:g}x at 2 bytes)", MEMORY, "transposed_store")
+    return Measured(
+        factor,
+        f"stores with lanes in sectors of their own, {used * SECTOR_BYTES:.0f} of 32 bytes "
+        f"written: {factor}x ({at_two_bytes:g}x at 2 bytes)",
+        MEMORY,
+        "transposed_store",
+    )
 
 
 def _l1_bound_load(access: Access, lanes: int, table: CostTable) -> Measured:
@@ -194,9 +215,13 @@ def _l1_bound_load(access: Access, lanes: int, table: CostTable) -> Measured:
     if per_wavefront >= VECTOR_BYTES:
         return vector_row_walk(table)
     factor = round(max(1.0, table["l1_bytes_per_wavefront"] / per_wavefront), 2)
-    return Measured(factor, f"{access.elements_per_thread} loads per thread with lanes in {lines} lines of their "
-                            f"own, {per_wavefront:g} B per L1 wavefront: {factor}x (L1-bound; a bf16 row walk)",
-                    L1, "l1_bytes_per_wavefront")
+    return Measured(
+        factor,
+        f"{access.elements_per_thread} loads per thread with lanes in {lines} lines of their "
+        f"own, {per_wavefront:g} B per L1 wavefront: {factor}x (L1-bound; a bf16 row walk)",
+        L1,
+        "l1_bytes_per_wavefront",
+    )
 
 
 VECTOR_BYTES = 16
@@ -211,15 +236,22 @@ def lone_walk_cost(bits: int, dtype: str, table: CostTable) -> Measured:
     and with 128-bit loads of fp32 (the lone thread waits on each load in turn: wider ones help only so
     much). The walk's time goes by elements, not bytes: 4096 lone rows of 512 took 37.5, 46.2 and 33.6 ns
     an element in fp32, bf16 and fp16, so a 16-bit row loses twice as much per byte."""
-    name, what = (("lone_thread_vector_walk", "one thread per block walking its row alone with 128-bit loads")
-                  if bits >= 128 else ("lone_thread_walk", "one thread per block walking its row alone"))
+    name, what = (
+        ("lone_thread_vector_walk", "one thread per block walking its row alone with 128-bit loads")
+        if bits >= 128
+        else ("lone_thread_walk", "one thread per block walking its row alone")
+    )
     measured = _term(table, name, what, "fp32 rows of 16384")
     per_byte = 32 / ir.dtype_bits(dtype)
     if per_byte == 1:
         return measured
     factor = round(max(1.0, measured.factor * per_byte), 2)
-    return Measured(factor, f"{what}: {factor:g}x ({measured.factor:g}x for fp32 rows of 16384, the walk's time "
-                            f"going by elements)", measured.bound, name)
+    return Measured(
+        factor,
+        f"{what}: {factor:g}x ({measured.factor:g}x for fp32 rows of 16384, the walk's time going by elements)",
+        measured.bound,
+        name,
+    )
 
 
 # the lane strides up to which each spread-store term applies
@@ -230,8 +262,14 @@ def _spread_store(stride: int, table: CostTable) -> Measured:
     """Stores whose lanes sit `stride` bytes apart write part of each sector; the partial writes drain
     at a rate set by the stride, whatever the element type."""
     name = next(term for limit, term in SPREAD_STORE_TERMS if stride <= limit)
-    return _term(table, name, f"stores with lanes {stride} B apart, each thread's elements contiguous",
-                 "fp16 add with a tail guard", STORES, " for the store's bytes")
+    return _term(
+        table,
+        name,
+        f"stores with lanes {stride} B apart, each thread's elements contiguous",
+        "fp16 add with a tail guard",
+        STORES,
+        " for the store's bytes",
+    )
 
 
 def resource_units(accesses, replaced: dict | None = None) -> dict:
@@ -247,8 +285,9 @@ def resource_units(accesses, replaced: dict | None = None) -> dict:
     return busy
 
 
-def kernel_time(accesses, table: CostTable, replaced: dict | None = None, block_scale: float = 1.0,
-                workload=None) -> float:
+def kernel_time(
+    accesses, table: CostTable, replaced: dict | None = None, block_scale: float = 1.0, workload=None
+) -> float:
     """The kernel's time in units of its bytes at full speed: its busiest resource (its arithmetic
     among them), or the block floor. `replaced`: id(access) -> (factor, bound) for
     accesses a change would make cheaper; `block_scale`: how much more each block would move after the
@@ -264,8 +303,9 @@ def kernel_slowdown(accesses, members, table: CostTable, block_scale: float = 1.
     """What removing one cause would gain the kernel: its time as it is over its time with `members`
     (the accesses the one change fixes) at what they still cost once the cause is gone (measured on
     the rebuilt kernel where there is one)."""
-    return (kernel_time(accesses, table, workload=workload)
-            / kernel_time(accesses, table, _fixed(members), block_scale, workload))
+    return kernel_time(accesses, table, workload=workload) / kernel_time(
+        accesses, table, _fixed(members), block_scale, workload
+    )
 
 
 def _fixed(members) -> dict:
@@ -277,12 +317,20 @@ LONE_WALK_TERMS = ("lone_thread_walk", "lone_thread_vector_walk")
 ROW_WALK_TERMS = ("l1_bytes_per_wavefront", "vector_row_walk")
 
 
-def launch_ns(accesses, launch_bytes: int, table: CostTable, replaced: dict | None = None, block_scale: float = 1.0,
-              workload=None, widened: dict | None = None) -> float:
+def launch_ns(
+    accesses,
+    launch_bytes: int,
+    table: CostTable,
+    replaced: dict | None = None,
+    block_scale: float = 1.0,
+    workload=None,
+    widened: dict | None = None,
+) -> float:
     """One launch moving `launch_bytes`, in ns: the launch's own time, then the busiest resource's or one
     thread's walk, whichever is longer (`widened`: id(access) -> its bits once a change is made)."""
     return table["launch_ns"] + max(
-        _launch_parts(accesses, launch_bytes, table, replaced, block_scale, workload, widened))
+        _launch_parts(accesses, launch_bytes, table, replaced, block_scale, workload, widened)
+    )
 
 
 def _launch_parts(accesses, launch_bytes, table, replaced, block_scale, workload, widened) -> tuple[float, float]:
@@ -333,12 +381,15 @@ def warp_lines(access: Access) -> int:
 
 def walks(access: Access) -> bool:
     """Whether the access is one thread's walk (priced by `walk_ns`, not by the bytes it keeps in flight)."""
-    return access.walked and (access.cost_term in LONE_WALK_TERMS + ROW_WALK_TERMS or (
-        access.cost_term == "transposed_store" and access.elements_per_thread >= L1_BOUND_LOADS))
+    return access.walked and (
+        access.cost_term in LONE_WALK_TERMS + ROW_WALK_TERMS
+        or (access.cost_term == "transposed_store" and access.elements_per_thread >= L1_BOUND_LOADS)
+    )
 
 
-def kernel_slowdown_at(launch_bytes: int, accesses, members, table: CostTable, block_scale: float = 1.0,
-                       workload=None) -> tuple[float, str]:
+def kernel_slowdown_at(
+    launch_bytes: int, accesses, members, table: CostTable, block_scale: float = 1.0, workload=None
+) -> tuple[float, str]:
     """`kernel_slowdown` for a launch of `launch_bytes`, with what keeps it lower: LAUNCH (the launch's own
     time counts against the little the launch moves) or WALK (a thread's walk, longer than the memory
     traffic at this size)."""

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.render import render, render_access
 from tl_inspect.analysis.collisions import advances
 from tl_inspect.analysis.units import MemRef, Unit, count, product
 from tl_inspect.causes.transposed import THREAD_ORDER
-from tl_inspect.tir.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
 from tl_inspect.model import Access, Cause
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.indexing import Grid, affine, aligned_run, coefficient, comparisons, misalignment
+from tl_inspect.tir.render import render, render_access
 
 if TYPE_CHECKING:
     from tl_inspect.analysis.kernel import KernelModel
@@ -88,8 +87,11 @@ class UnitPlan:
 
     def _loop_cap(self) -> int:
         """Lanes the loop can have at most: one vector width for every buffer and cast in it."""
-        lanes = [MAX_VECTOR_BITS // r.bits for r in self.unit.refs
-                 if not self.gathers(r) and self.inner in ir.vars_of(r.flat)]
+        lanes = [
+            MAX_VECTOR_BITS // r.bits
+            for r in self.unit.refs
+            if not self.gathers(r) and self.inner in ir.vars_of(r.flat)
+        ]
         lanes += self._cast_caps()
         return max(1, min(lanes)) if lanes else 1
 
@@ -176,15 +178,25 @@ class UnitPlan:
         same bound."""
         # the user's own checks: the unit's predicates, and the `if`s around its statements (explicit
         # thread indexing, `if idx < N:`)
-        written = [*self.unit.predicates, *(cond for store in self.facts.stores if store.line == self.unit.line
-                                            for cond in store.conditions)]
+        written = [
+            *self.unit.predicates,
+            *(cond for store in self.facts.stores if store.line == self.unit.line for cond in store.conditions),
+        ]
         bounds = {render(side) for pred in written for pair in comparisons(pred) for side in pair}
         return not any(render(side) in bounds for pair in comparisons(cond) for side in pair[1:])
 
     def _tail_cause(self, cond, bound, width: int) -> Cause:
         value = ir.int_value(bound)
-        return Cause("tail-guard", width=width, predicate=render(cond), bound=render(bound),
-                     bound_value=value, loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "")
+        return Cause(
+            "tail-guard",
+            width=width,
+            predicate=render(cond),
+            bound=render(bound),
+            bound_value=value,
+            loop=self.unit.header,
+            loop_line=self.unit.line,
+            lane_var=self.inner or "",
+        )
 
     def _predicate_causes(self, width: int) -> list:
         causes = []
@@ -206,10 +218,19 @@ class UnitPlan:
         stores = [(r.buffer, r.indices) for r in self.unit.refs if r.kind == "store"] + list(self.unit.local_stores)
         extent = dict(self.unit.loops).get(self.inner) or 1
         env = {**self.facts.env(), **{v: 0 for v, _ in self.unit.loops + self.unit.outer}}
-        return [Cause("invariant-store", buffer=buffer, index=render_access(buffer, indices),
-                      index_line=self.unit.line,
-                      loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner)
-                for buffer, indices in stores if not advances(indices, self.inner, extent, env)]
+        return [
+            Cause(
+                "invariant-store",
+                buffer=buffer,
+                index=render_access(buffer, indices),
+                index_line=self.unit.line,
+                loop=self.unit.header,
+                loop_line=self.unit.line,
+                lane_var=self.inner,
+            )
+            for buffer, indices in stores
+            if not advances(indices, self.inner, extent, env)
+        ]
 
     def _limiters(self) -> list:
         """(cause, fixable) for memory accesses of the loop whose index defeats the vectorizer."""
@@ -217,9 +238,18 @@ class UnitPlan:
         interleaved_buffers: set[str] = set()
         for ref in self.unit.refs:
             if self.gathers(ref):
-                found.append((Cause("non-affine", buffer=ref.buffer, index=ref.text, index_line=ref.line,
-                                    lane_var=self.inner or ""),
-                              False))
+                found.append(
+                    (
+                        Cause(
+                            "non-affine",
+                            buffer=ref.buffer,
+                            index=ref.text,
+                            index_line=ref.line,
+                            lane_var=self.inner or "",
+                        ),
+                        False,
+                    )
+                )
                 continue
             if self.inner not in ir.vars_of(ref.flat):
                 continue
@@ -231,9 +261,12 @@ class UnitPlan:
             # loop) walks the memory contiguously; a column read or a strided gather is not
             fixable = self.potential_lanes(ref) > 1
             own = self.grid.footprint(ref.flat)
-            interleaved = coeff is not None and self.contiguous_lanes(
-                ref.buffer, MAX_VECTOR_BITS // ref.bits) > 1 and own is not None and aligned_run(
-                own, MAX_VECTOR_BITS // ref.bits) == 1
+            interleaved = (
+                coeff is not None
+                and self.contiguous_lanes(ref.buffer, MAX_VECTOR_BITS // ref.bits) > 1
+                and own is not None
+                and aligned_run(own, MAX_VECTOR_BITS // ref.bits) == 1
+            )
             if interleaved:
                 if ref.buffer in interleaved_buffers:
                     continue
@@ -241,10 +274,22 @@ class UnitPlan:
                 kind = "interleaved"
             else:
                 kind = "non-affine" if coeff is None else "transposed"
-            found.append((Cause(kind, buffer=ref.buffer, index=ref.text, index_line=ref.line,
-                                stride=abs(coeff) if coeff else None,
-                                loop=self.unit.header, loop_line=self.unit.line, lane_var=self.inner or "",
-                                threads=self.facts.thread_count), fixable))
+            found.append(
+                (
+                    Cause(
+                        kind,
+                        buffer=ref.buffer,
+                        index=ref.text,
+                        index_line=ref.line,
+                        stride=abs(coeff) if coeff else None,
+                        loop=self.unit.header,
+                        loop_line=self.unit.line,
+                        lane_var=self.inner or "",
+                        threads=self.facts.thread_count,
+                    ),
+                    fixable,
+                )
+            )
         return found
 
     def _fragment_causes(self, width: int, apart: bool = False) -> list:
@@ -253,9 +298,16 @@ class UnitPlan:
         causes = []
         for fragment in sorted(self.unit.fragments):
             if fragment in self.facts.annotated_layouts:
-                causes.append(Cause("annotated-layout", width=width, buffer=fragment,
-                                    elements=self.facts.fragment_runs.get(fragment) or 0,
-                                    loop=self.unit.header, loop_line=self.unit.line))
+                causes.append(
+                    Cause(
+                        "annotated-layout",
+                        width=width,
+                        buffer=fragment,
+                        elements=self.facts.fragment_runs.get(fragment) or 0,
+                        loop=self.unit.header,
+                        loop_line=self.unit.line,
+                    )
+                )
                 continue
             run = self.facts.fragment_runs.get(fragment)  # None when it cannot be told
             if run is not None and run >= width and not apart:
@@ -267,14 +319,25 @@ class UnitPlan:
                 limiters = other_plan._limiters()
                 if any(not fixable for _, fixable in limiters):
                     continue  # the layout comes from a genuinely scalar loop (a gather)
-                reasons = (other_plan._invariant_store_causes() + [c for c, _ in limiters]
-                           + other_plan._alignment_causes(width))
+                reasons = (
+                    other_plan._invariant_store_causes()
+                    + [c for c, _ in limiters]
+                    + other_plan._alignment_causes(width)
+                )
                 if reasons or (run and other.kind == "parallel"):
                     # without a reason of its own, the loop's other fragments (a per-row value read across
                     # the row) chose the layout: no rewrite proves it
-                    causes.append(Cause("fragment-layout", width=width, buffer=fragment, elements=run or 0,
-                                        loop=other.header, loop_line=other.line,
-                                        origin=reasons[0] if reasons else None))
+                    causes.append(
+                        Cause(
+                            "fragment-layout",
+                            width=width,
+                            buffer=fragment,
+                            elements=run or 0,
+                            loop=other.header,
+                            loop_line=other.line,
+                            origin=reasons[0] if reasons else None,
+                        )
+                    )
                     break
         return causes
 
@@ -292,10 +355,17 @@ class UnitPlan:
                 continue
             if _misaligned_rows(other, lanes):
                 row = other.shape[-1]
-                cause = Cause("misaligned-rows", width=lanes, buffer=other.buffer, index=other.text, index_line=other.line,
-                              row=render(row) if isinstance(row, tuple) else str(row),
-                              row_value=row if isinstance(row, int) else None,
-                              loop=self.unit.header, loop_line=self.unit.line)
+                cause = Cause(
+                    "misaligned-rows",
+                    width=lanes,
+                    buffer=other.buffer,
+                    index=other.text,
+                    index_line=other.line,
+                    row=render(row) if isinstance(row, tuple) else str(row),
+                    row_value=row if isinstance(row, int) else None,
+                    loop=self.unit.header,
+                    loop_line=self.unit.line,
+                )
                 if all(c.row != cause.row for c in rows):
                     rows.append(cause)
                 continue
@@ -308,11 +378,21 @@ class UnitPlan:
             if problem is not None:
                 term, coeff = problem
                 offset = " * ".join(term + ((str(coeff),) if coeff != 1 or not term else ()))
-                causes.append(Cause("misaligned-offset", width=lanes, buffer=other.buffer, index=other.text,
-                                    index_line=other.line,
-                                    offset=offset, offset_value=coeff if not term else None,
-                                    stride=poly.get((self.inner,)) if self.inner else None,
-                                    lane_var=self.inner or "", loop=self.unit.header, loop_line=self.unit.line))
+                causes.append(
+                    Cause(
+                        "misaligned-offset",
+                        width=lanes,
+                        buffer=other.buffer,
+                        index=other.text,
+                        index_line=other.line,
+                        offset=offset,
+                        offset_value=coeff if not term else None,
+                        stride=poly.get((self.inner,)) if self.inner else None,
+                        lane_var=self.inner or "",
+                        loop=self.unit.header,
+                        loop_line=self.unit.line,
+                    )
+                )
         return rows + causes
 
     def _per_thread_causes(self, width: int, ref: MemRef) -> list:
@@ -326,8 +406,16 @@ class UnitPlan:
             return []
         if unit.kind == "parallel" and total > threads and total % threads:
             return []  # a ragged loop is finished by a bounds check, judged as a predicate
-        return [Cause("few-per-thread", width=width, loop=unit.header, loop_line=unit.line, threads=threads,
-                      elements=count(total / threads))]
+        return [
+            Cause(
+                "few-per-thread",
+                width=width,
+                loop=unit.header,
+                loop_line=unit.line,
+                threads=threads,
+                elements=count(total / threads),
+            )
+        ]
 
     def _explicit_thread_causes(self, width: int, ref: MemRef) -> list:
         """Kernels that index with the thread variables themselves get exactly the loops they write."""
@@ -338,14 +426,29 @@ class UnitPlan:
         if unit.serial_var is not None and unit.serial_var == self.inner:
             accumulates = accumulates_over(self.facts.stores, unit.serial_var)
             # staged loads are copied as they are, without the cast that caps the lanes
-            return [Cause("serial-loop", width=MAX_VECTOR_BITS // ref.bits if accumulates else width,
-                          loop=unit.header, loop_line=unit.line, lane_var=unit.serial_var,
-                          accumulates=accumulates)]
+            return [
+                Cause(
+                    "serial-loop",
+                    width=MAX_VECTOR_BITS // ref.bits if accumulates else width,
+                    loop=unit.header,
+                    loop_line=unit.line,
+                    lane_var=unit.serial_var,
+                    accumulates=accumulates,
+                )
+            ]
         if self.inner in self.facts.thread_vars:
-            return [Cause("few-per-thread", width=width, loop="", loop_line=unit.line, lane_var=self.inner,
-                          threads=self.facts.thread_count, elements=1)]
+            return [
+                Cause(
+                    "few-per-thread",
+                    width=width,
+                    loop="",
+                    loop_line=unit.line,
+                    lane_var=self.inner,
+                    threads=self.facts.thread_count,
+                    elements=1,
+                )
+            ]
         return []
-
 
     def _thread_order_cause(self) -> Cause | None:
         """threadIdx.x stepping through rows while threadIdx.y walks a row contiguously: neighbouring
@@ -361,15 +464,27 @@ class UnitPlan:
                 continue
             across, along = coefficient(poly, x), coefficient(poly, y)
             if across not in (None, 0, 1, -1) and along in (1, -1):
-                return Cause("transposed", buffer=ref.buffer, index=ref.text, index_line=ref.line, stride=abs(across),
-                             lane_var=x, loop=THREAD_ORDER, loop_line=self.unit.line, threads=self.facts.thread_count)
+                return Cause(
+                    "transposed",
+                    buffer=ref.buffer,
+                    index=ref.text,
+                    index_line=ref.line,
+                    stride=abs(across),
+                    lane_var=x,
+                    loop=THREAD_ORDER,
+                    loop_line=self.unit.line,
+                    threads=self.facts.thread_count,
+                )
         return None
 
 
 def accumulates_over(stores, var: str) -> bool:
     """Whether a loop over `var` accumulates into a value it does not index (`s += X[r, var]`)."""
-    return any(store.accumulates and not any(ir.uses(i, var) for i in store.indices)
-               for store in stores if any(loop.var == var for loop in store.loops))
+    return any(
+        store.accumulates and not any(ir.uses(i, var) for i in store.indices)
+        for store in stores
+        if any(loop.var == var for loop in store.loops)
+    )
 
 
 def _misaligned_rows(ref: MemRef, lanes: int) -> bool:

@@ -25,11 +25,11 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import cost
 from tl_inspect.causes import instance_key, kind_of, root
 from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Cause, Estimate, Gain, Ledger, Verdict
+from tl_inspect.tir import nodes as ir
 from tl_inspect.wording import byte_size, plural
 
 LAUNCH, MEMORY, L1, STORES = "launch", cost.MEMORY, cost.L1, cost.STORES
@@ -68,10 +68,15 @@ def of(accesses, ledger: Ledger | None, workload, table: CostTable, uncounted: s
         # the same work over one block per SM (split-K, smaller tiles): what a grid that fills the GPU takes
         share = ledger.blocks / ledger.sms
         filled = total_ns(launch_parts(accesses, ledger, workload, table, Spread(block_scale=share, walk_scale=share)))
-    return Estimate(round(max(total_ns(parts), floor) / 1e3, 4), round(floor / 1e3, 4),
-                    limited_by(parts, accesses, ledger, table), floor_of,
-                    tuple((name, round(ns / 1e3, 4)) for name, ns in _ranked(parts)), uncounted,
-                    None if filled is None else round(max(filled, floor) / 1e3, 4))
+    return Estimate(
+        round(max(total_ns(parts), floor) / 1e3, 4),
+        round(floor / 1e3, 4),
+        limited_by(parts, accesses, ledger, table),
+        floor_of,
+        tuple((name, round(ns / 1e3, 4)) for name, ns in _ranked(parts)),
+        uncounted,
+        None if filled is None else round(max(filled, floor) / 1e3, 4),
+    )
 
 
 def floor_ns(ledger: Ledger, table: CostTable) -> tuple:
@@ -82,12 +87,17 @@ def floor_ns(ledger: Ledger, table: CostTable) -> tuple:
     options = [(moving, f"{byte_size(ledger.unique_bytes)} at {_rate(table['full_speed_bytes_per_ns'])}")]
     if ledger.flops_per_block and ledger.peak_flops:
         work = ledger.flops_per_block * ledger.blocks
-        options.append((work / ledger.peak_flops * 1e9, f"{_flop(work)} on the tensor cores at "
-                                                        f"{_flop(ledger.peak_flops)}/s"))
+        options.append(
+            (work / ledger.peak_flops * 1e9, f"{_flop(work)} on the tensor cores at {_flop(ledger.peak_flops)}/s")
+        )
     if ledger.float_ops_per_block:
         work = ledger.float_ops_per_block * ledger.blocks
-        options.append((work / table["float_ops_per_ns"], f"{_flop(work)} on the CUDA cores at "
-                                                          f"{_flop(table['float_ops_per_ns'] * 1e9)}/s"))
+        options.append(
+            (
+                work / table["float_ops_per_ns"],
+                f"{_flop(work)} on the CUDA cores at {_flop(table['float_ops_per_ns'] * 1e9)}/s",
+            )
+        )
     ns, what = max(options, key=lambda option: option[0])
     return table["launch_ns"] + ns, what
 
@@ -95,16 +105,20 @@ def floor_ns(ledger: Ledger, table: CostTable) -> tuple:
 def launch_parts(accesses, ledger: Ledger, workload, table: CostTable, spread: Spread = Spread()) -> dict:
     """Resource -> ns it is busy for one launch (the launch's own time under LAUNCH)."""
     members = {id(a) for a in spread.members}
-    replaced = {id(a): (min(a.cost or 1.0, a.cost_after or 1.0) if not spread.restructured else 1.0, MEMORY)
-                for a in spread.members}
+    replaced = {
+        id(a): (min(a.cost or 1.0, a.cost_after or 1.0) if not spread.restructured else 1.0, MEMORY)
+        for a in spread.members
+    }
     busy = cost.resource_units(accesses, replaced)
     requested = ledger.requested_bytes or 0
     unique = ledger.unique_bytes if ledger.unique_bytes is not None else requested
     # what a launch that keeps enough in flight moves (writes slower than reads: an fp32 copy of 537 MB
     # took 135 us, a read of 1.07 GB 240 us), against the peak the floor counts; re-reads (a GEMM's
     # blocks reading the same rows) come from the L2 at its own speed
-    streaming_ns = (ledger.unique_read_bytes / table["streaming_read_bytes_per_ns"]
-                    + ledger.unique_written_bytes / table["streaming_write_bytes_per_ns"])
+    streaming_ns = (
+        ledger.unique_read_bytes / table["streaming_read_bytes_per_ns"]
+        + ledger.unique_written_bytes / table["streaming_write_bytes_per_ns"]
+    )
     bandwidth = unique / streaming_ns if streaming_ns else table["full_speed_bytes_per_ns"]
     traffic_ns = max(streaming_ns, requested / table["l2_bytes_per_ns"])
     blocks = ledger.blocks / spread.block_scale
@@ -115,9 +129,13 @@ def launch_parts(accesses, ledger: Ledger, workload, table: CostTable, spread: S
         STORES: busy[STORES] * requested / bandwidth,
         BLOCKS: blocks * table["block_floor_bytes"] / table["full_speed_bytes_per_ns"],
         COMPUTE: _compute_ns(ledger, workload, table, blocks, spread.restructured),
-        WALK: spread.walk_scale * cost.walk_ns([a for a in accesses if id(a) not in members or not spread.restructured],
-                                               table, {id(a): cost.VECTOR_BYTES * 8 for a in spread.members},
-                                               ledger.threads_working),
+        WALK: spread.walk_scale
+        * cost.walk_ns(
+            [a for a in accesses if id(a) not in members or not spread.restructured],
+            table,
+            {id(a): cost.VECTOR_BYTES * 8 for a in spread.members},
+            ledger.threads_working,
+        ),
     }
     in_flight = bytes_in_flight(accesses, ledger, table, spread)
     if in_flight is not None and unique:
@@ -138,8 +156,11 @@ def _compute_ns(ledger: Ledger, workload, table: CostTable, blocks: float, restr
     """The launch's arithmetic at the peaks, over the SMs its blocks keep busy (a grid of 4 blocks uses
     4 SMs' cores)."""
     # T.gemm kernels sustain about half the tensor cores' dense peak (a 4096^3 fp16 GEMM: 537 of 989 TFLOP/s)
-    per_block = ((workload.float_ops or 0.0) / table["float_ops_per_ns"]
-                 + workload.tensor_ns / table["tensor_peak_fraction"]) if workload else 0.0
+    per_block = (
+        ((workload.float_ops or 0.0) / table["float_ops_per_ns"] + workload.tensor_ns / table["tensor_peak_fraction"])
+        if workload
+        else 0.0
+    )
     if not per_block:
         return 0.0
     work = per_block * ledger.blocks
@@ -150,8 +171,11 @@ def _compute_ns(ledger: Ledger, workload, table: CostTable, blocks: float, restr
 def resident_blocks(ledger: Ledger, blocks: float) -> float:
     """Blocks the GPU holds at once: each SM holds as many as its threads, block slots and shared memory
     allow."""
-    per_sm = min(BLOCKS_PER_SM, THREADS_PER_SM // max(ledger.threads_launched, 1),
-                 SHARED_PER_SM // ledger.shared_bytes_per_block if ledger.shared_bytes_per_block else BLOCKS_PER_SM)
+    per_sm = min(
+        BLOCKS_PER_SM,
+        THREADS_PER_SM // max(ledger.threads_launched, 1),
+        SHARED_PER_SM // ledger.shared_bytes_per_block if ledger.shared_bytes_per_block else BLOCKS_PER_SM,
+    )
     return min(blocks, max(per_sm, 1) * (ledger.sms or 1))
 
 
@@ -176,8 +200,13 @@ def bytes_in_flight(accesses, ledger: Ledger, table: CostTable, spread: Spread =
         return None
     if spread.restructured:
         # every lane works, each on a whole vector, on as many threads as the work gives and the GPU holds
-        vectors = max((a.elements_per_thread * ir.dtype_bits(a.dtype) / 8 / cost.VECTOR_BYTES * working * ledger.blocks
-                       for a in spread.members), default=0.0)
+        vectors = max(
+            (
+                a.elements_per_thread * ir.dtype_bits(a.dtype) / 8 / cost.VECTOR_BYTES * working * ledger.blocks
+                for a in spread.members
+            ),
+            default=0.0,
+        )
         threads = min(max(vectors, ledger.threads_launched * ledger.blocks), THREADS_PER_SM * (ledger.sms or 1))
         return threads * per_thread
     return resident_blocks(ledger, ledger.blocks / spread.block_scale) * working * per_thread
@@ -191,8 +220,10 @@ def limited_by(parts: dict, accesses, ledger: Ledger, table: CostTable) -> str:
     if name == IN_FLIGHT:
         threads = int(resident_blocks(ledger, ledger.blocks) * ledger.threads_working)
         flight = bytes_in_flight(accesses, ledger, table) or 0
-        return (f"{plural(threads, 'working thread')} keeping {byte_size(int(flight))} in flight, where the "
-                f"{table.short_name} needs {byte_size(int(table['bytes_in_flight']))} for full speed")
+        return (
+            f"{plural(threads, 'working thread')} keeping {byte_size(int(flight))} in flight, where the "
+            f"{table.short_name} needs {byte_size(int(table['bytes_in_flight']))} for full speed"
+        )
     if name == WALK:
         return "one thread's walk, each load waiting for the last"
     if name == COMPUTE:
@@ -207,8 +238,10 @@ def limited_by(parts: dict, accesses, ledger: Ledger, table: CostTable) -> str:
     if name == STORES:
         return "partial-sector stores"
     if ledger.requested_bytes and ledger.unique_bytes and ledger.requested_bytes > 2 * ledger.unique_bytes:
-        return (f"memory traffic: {byte_size(ledger.requested_bytes)} requested of {byte_size(ledger.unique_bytes)} "
-                f"unique, the re-reads served by the L2")
+        return (
+            f"memory traffic: {byte_size(ledger.requested_bytes)} requested of {byte_size(ledger.unique_bytes)} "
+            f"unique, the re-reads served by the L2"
+        )
     return "memory traffic"
 
 
@@ -274,8 +307,9 @@ def static_cause(access) -> Cause | None:
     """The access's cause whose evidence is the launch and the index algebra, if it has one."""
     if access.verdict not in Verdict.PROVABLE:
         return None
-    return next((c for c in access.causes or (access.cause,) if c is not None and kind_of(c).has_static_evidence(c)),
-                None)
+    return next(
+        (c for c in access.causes or (access.cause,) if c is not None and kind_of(c).has_static_evidence(c)), None
+    )
 
 
 def _shows(cause, evidence, members, accesses, ledger, table, before, after) -> str:
@@ -285,7 +319,11 @@ def _shows(cause, evidence, members, accesses, ledger, table, before, after) -> 
     was, now = limited_by(before_parts, accesses, ledger, table), limited_by(after_parts, accesses, ledger, table)
     if evidence == STATIC:
         facts = kind_of(cause).launch_facts(cause, members[0], ledger)
-        return (f"{facts}: estimated {before_ns / 1e3:.4g} us, limited by {was}; "
-                f"{after_ns / 1e3:.4g} us once spread, limited by {now}")
-    return (f"the rebuilt kernel's accesses priced in the launch: {before_ns / 1e3:.4g} us, limited by "
-            f"{was}, against {after_ns / 1e3:.4g} us, limited by {now}")
+        return (
+            f"{facts}: estimated {before_ns / 1e3:.4g} us, limited by {was}; "
+            f"{after_ns / 1e3:.4g} us once spread, limited by {now}"
+        )
+    return (
+        f"the rebuilt kernel's accesses priced in the launch: {before_ns / 1e3:.4g} us, limited by "
+        f"{was}, against {after_ns / 1e3:.4g} us, limited by {now}"
+    )

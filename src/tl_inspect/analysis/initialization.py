@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tl_inspect.tir import nodes as ir
-
 from tl_inspect.tir.render import render, render_store
 
 # loops whose first iteration a guard such as `if k > 0:` can single out
@@ -21,7 +20,16 @@ READ, GUARDED_READ, ACCUMULATE, WRITE = "read", "guarded-read", "accumulate", "w
 # (`acc[i] = acc[i] + v`), a buffer in a store, a call, an `if` condition, the bounds of a loop, the value
 # of a binding, or a tile operator (the gemm and reduce ones accumulate in their own way)
 TARGET, STORE, CALL, CONDITION, LOOP_BOUNDS, VALUE, GEMM, REDUCE, TILE_OP = (
-    "target", "store", "call", "condition", "loop-bounds", "value", "gemm", "reduce", "tile-op")
+    "target",
+    "store",
+    "call",
+    "condition",
+    "loop-bounds",
+    "value",
+    "gemm",
+    "reduce",
+    "tile-op",
+)
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,9 @@ def buffer_accesses(func: ir.IRFunc, tile_ops) -> tuple:
         touched = list(_tile_op_accesses(op) if op is not None else _accesses(stmt))
         if touched:
             line, guarded = ir.stmt_line(stmt, ancestors), _loop_guarded(ancestors)
-            found.extend(BufferAccess(buffer, access, form, stmt, line, guarded, op) for buffer, access, form in touched)
+            found.extend(
+                BufferAccess(buffer, access, form, stmt, line, guarded, op) for buffer, access, form in touched
+            )
     return tuple(found)
 
 
@@ -89,16 +99,19 @@ def _accesses(stmt):
                 yield buffer, access, STORE
         yield stmt.buffer, WRITE, TARGET
         return
-    form, exprs = {ir.Eval: (CALL, lambda: (stmt.expr,)), ir.If: (CONDITION, lambda: (stmt.cond,)),
-                   ir.For: (LOOP_BOUNDS, lambda: (stmt.min, stmt.extent)),
-                   ir.Let: (VALUE, lambda: (stmt.value,)), ir.Attr: (VALUE, lambda: (stmt.value,))}.get(
-        type(stmt), (None, tuple))
+    form, exprs = {
+        ir.Eval: (CALL, lambda: (stmt.expr,)),
+        ir.If: (CONDITION, lambda: (stmt.cond,)),
+        ir.For: (LOOP_BOUNDS, lambda: (stmt.min, stmt.extent)),
+        ir.Let: (VALUE, lambda: (stmt.value,)),
+        ir.Attr: (VALUE, lambda: (stmt.value,)),
+    }.get(type(stmt), (None, tuple))
     if form is not None:
         yield from ((buffer, access, form) for buffer, access in _expr_accesses(exprs()))
 
 
 def _short(text: str, limit: int = 70) -> str:
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _expr_accesses(exprs, guarded: bool = False):
@@ -159,9 +172,9 @@ def _expr_accesses(exprs, guarded: bool = False):
             elif expr[1] == "tirx.tvm_thread_allreduce" and ir.int_value(expr[2][0]):
                 # (size, value * size, condition, result * size, thread vars...): the results are outputs
                 size = ir.int_value(expr[2][0])
-                visit(expr[2][1:size + 2])
-                visit(expr[2][size + 2:2 * size + 2], results=True)
-                visit(expr[2][2 * size + 2:])
+                visit(expr[2][1 : size + 2])
+                visit(expr[2][size + 2 : 2 * size + 2], results=True)
+                visit(expr[2][2 * size + 2 :])
             else:
                 visit(expr[2])
         work.extend(reversed(steps))
@@ -172,7 +185,7 @@ def _render_call(expr) -> str:
     target = expr[0] == "call" and expr[1].startswith("tl.atomic_") and expr[2] and _read_write_pointer(expr[2][0])
     if not target:
         return render(expr)
-    name = expr[1][len("tl."):].removesuffix("_elem_op").removesuffix("_ret")
+    name = expr[1][len("tl.") :].removesuffix("_elem_op").removesuffix("_ret")
     return f"T.{name}({', '.join(render(a) for a in (target,) + expr[2][1:])})"
 
 

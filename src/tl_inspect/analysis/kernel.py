@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import initialization
 from tl_inspect.analysis.statements import Store, tile_op_of
 from tl_inspect.analysis.units import UnitBuilder, int_or_none
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, STAGE_VECTORIZE, KernelArtifact
+from tl_inspect.tir import nodes as ir
 
 # the frontend function of a kernel without one (it failed before the frontend snapshot): no
 # statements and no buffers, so every fact of it is empty
@@ -76,8 +76,14 @@ class KernelModel:
     @functools.cached_property
     def _bindings(self) -> dict:
         """One walk of the frontend function for the names it binds and the layouts fixed in it."""
-        found: dict[str, Any] = {"threads": {}, "tags": {}, "blocks": set(), "lets": {}, "annotated": set(),
-                                 "bound": set()}
+        found: dict[str, Any] = {
+            "threads": {},
+            "tags": {},
+            "blocks": set(),
+            "lets": {},
+            "annotated": set(),
+            "bound": set(),
+        }
         for stmt, _ in ir.walk(self.func.body):
             if isinstance(stmt, ir.Let):
                 value = stmt.value
@@ -140,8 +146,11 @@ class KernelModel:
     def launch(self) -> dict:
         """Tag -> launch extent of the device kernel (an int, or None for a run-time extent)."""
         device = self.kernel.snapshot(STAGE_DEVICE)
-        return {tag: ir.int_value(extent) for func in (device.funcs if device else ())
-                for tag, extent in func.launch.items()}
+        return {
+            tag: ir.int_value(extent)
+            for func in (device.funcs if device else ())
+            for tag, extent in func.launch.items()
+        }
 
     @functools.cached_property
     def thread_count(self) -> int:
@@ -155,8 +164,15 @@ class KernelModel:
     def kernel_line(self) -> int | None:
         """The `with T.Kernel(...)` line: tilelang gives its block-index loops, the outermost of every
         statement, that line."""
-        return next((loop.line for statement in (*self.stores, *self.tile_ops) for loop in statement.loops
-                     if loop.kind == "thread_binding" and loop.line), None)
+        return next(
+            (
+                loop.line
+                for statement in (*self.stores, *self.tile_ops)
+                for loop in statement.loops
+                if loop.kind == "thread_binding" and loop.line
+            ),
+            None,
+        )
 
     @property
     def block_vars(self) -> set:
@@ -177,8 +193,10 @@ class KernelModel:
         if expr[0] in ("int", "float", "other", "var"):
             return expr
         return tuple(
-            self.resolve(item, depth + 1) if isinstance(item, tuple) and item and isinstance(item[0], str)
-            else tuple(self.resolve(i, depth + 1) for i in item) if isinstance(item, tuple)
+            self.resolve(item, depth + 1)
+            if isinstance(item, tuple) and item and isinstance(item[0], str)
+            else tuple(self.resolve(i, depth + 1) for i in item)
+            if isinstance(item, tuple)
             else item
             for item in expr
         )
@@ -192,17 +210,26 @@ class KernelModel:
     def stores(self) -> tuple:
         """Every `Store` of the frontend function, in program order."""
         return tuple(
-            Store(stmt, tuple(self.resolve(i) for i in stmt.indices), self.resolve(stmt.value), _loops(ancestors),
-                  tuple(self.resolve(a.cond) for a in ancestors if isinstance(a, ir.If)),
-                  ir.stmt_line(stmt, ancestors))
-            for stmt, ancestors in ir.walk(self.func.body) if isinstance(stmt, ir.Store))
+            Store(
+                stmt,
+                tuple(self.resolve(i) for i in stmt.indices),
+                self.resolve(stmt.value),
+                _loops(ancestors),
+                tuple(self.resolve(a.cond) for a in ancestors if isinstance(a, ir.If)),
+                ir.stmt_line(stmt, ancestors),
+            )
+            for stmt, ancestors in ir.walk(self.func.body)
+            if isinstance(stmt, ir.Store)
+        )
 
     @functools.cached_property
     def tile_ops(self) -> tuple:
         """Every tile operator call, typed (`Copy`, `Reduce`, `Gemm`, `AtomicAdd`, else `TileOp`), in program order."""
-        return tuple(tile_op_of(stmt.expr, _loops(ancestors), ir.stmt_line(stmt, ancestors))
-                     for stmt, ancestors in ir.walk(self.func.body)
-                     if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr))
+        return tuple(
+            tile_op_of(stmt.expr, _loops(ancestors), ir.stmt_line(stmt, ancestors))
+            for stmt, ancestors in ir.walk(self.func.body)
+            if isinstance(stmt, ir.Eval) and ir.tile_op(stmt.expr)
+        )
 
     def buffer(self, name: str) -> Buffer | None:
         """The buffer the frontend function knows by this name, None for another name."""
@@ -233,9 +260,11 @@ class KernelModel:
     def first_accesses(self) -> dict:
         """Buffer -> its first `BufferAccess`, for every fragment, local and shared buffer the kernel
         allocates; a read that may not run (in a select, or under `if k > 0:`) does not count."""
-        allocated = {stmt.buffer for stmt, _ in ir.walk(self.func.body)
-                     if isinstance(stmt, ir.Alloc) and self.func.scope_of(stmt.buffer) in UNINITIALISED_SCOPES
-                     + SHARED_SCOPES}
+        allocated = {
+            stmt.buffer
+            for stmt, _ in ir.walk(self.func.body)
+            if isinstance(stmt, ir.Alloc) and self.func.scope_of(stmt.buffer) in UNINITIALISED_SCOPES + SHARED_SCOPES
+        }
         found: dict = {}
         for access in self.buffer_accesses:
             if access.buffer not in allocated or access.buffer in found or access.access == initialization.GUARDED_READ:
@@ -250,9 +279,12 @@ class KernelModel:
         """Buffer -> its first access, for the buffers whose first access reads garbage for certain: an
         accumulation, or a read of registers. Shared memory can be filled by other threads or the copy
         engine in ways the frontend IR does not show, so only a read-modify-write of it is certain."""
-        return {buffer: first for buffer, first in self.first_accesses.items()
-                if first.access == initialization.ACCUMULATE
-                or (first.access == initialization.READ and self.func.scope_of(buffer) not in SHARED_SCOPES)}
+        return {
+            buffer: first
+            for buffer, first in self.first_accesses.items()
+            if first.access == initialization.ACCUMULATE
+            or (first.access == initialization.READ and self.func.scope_of(buffer) not in SHARED_SCOPES)
+        }
 
     @property
     def bound_fragments(self) -> set:
@@ -274,7 +306,6 @@ class KernelModel:
     def units(self) -> tuple:
         """The `Unit`s the compiler vectorizes together, in program order."""
         return UnitBuilder(self.func, self.resolve, self.thread_vars, self.env()).build()
-
 
 
 _CUDA_ARRAY = re.compile(r"^\s*\w+ (\w+)\[\d+\];\s*$")

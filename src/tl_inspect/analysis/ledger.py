@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 import re
 
-from tl_inspect.tir import nodes as ir
-from tl_inspect.tir.render import render
 from tl_inspect.gpu import arch
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, KernelArtifact, Ledger
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.render import render
 
 
 def _launched(kernel: KernelArtifact) -> tuple:
@@ -71,15 +71,28 @@ def account(kernel: KernelArtifact, workload=None) -> Ledger | None:
     frontend = kernel.snapshot(STAGE_FRONTEND)
     unique_read, unique_written = _unique_bytes(frontend.func() if frontend else None, by_tensor, blocks)
     return Ledger(
-        threads_launched=threads, threads_working=working, thread_guard=guard, blocks=blocks, grid=grid,
+        threads_launched=threads,
+        threads_working=working,
+        thread_guard=guard,
+        blocks=blocks,
+        grid=grid,
         # a broadcast (every lane at one address) is not work a thread moves, unless one thread works
-        elements_per_thread=max((a.elements_per_thread for a in kernel.accesses
-                                 if a.lane_stride_bytes != 0 or working == 1), default=0),
-        read_bytes_per_block=read, written_bytes_per_block=written, flops_per_block=flops, flops_basis=basis,
-        peak_flops=peak_flops(kernel.arch, dtype), peak_bytes=target.bandwidth,
-        unique_read_bytes=unique_read, unique_written_bytes=unique_written,
+        elements_per_thread=max(
+            (a.elements_per_thread for a in kernel.accesses if a.lane_stride_bytes != 0 or working == 1), default=0
+        ),
+        read_bytes_per_block=read,
+        written_bytes_per_block=written,
+        flops_per_block=flops,
+        flops_basis=basis,
+        peak_flops=peak_flops(kernel.arch, dtype),
+        peak_bytes=target.bandwidth,
+        unique_read_bytes=unique_read,
+        unique_written_bytes=unique_written,
         float_ops_per_block=workload.float_ops if workload is not None else None,
-        peak_float_ops=target.float32, peaks_of=target.gpu, sms=target.sms, shared_bytes_per_block=shared_bytes(func),
+        peak_float_ops=target.float32,
+        peaks_of=target.gpu,
+        sms=target.sms,
+        shared_bytes_per_block=shared_bytes(func),
     )
 
 
@@ -88,8 +101,9 @@ def uncounted(kernel: KernelArtifact, workload=None) -> str:
     whose trip count is known only at run time (causal attention's loop over the keys before the query)."""
     frontend = kernel.snapshot(STAGE_FRONTEND)
     func = frontend.func() if frontend else None
-    has_gemm = func is not None and any(isinstance(stmt, ir.Eval) and (ir.tile_op(stmt.expr) or "").startswith("gemm")
-                                        for stmt, _ in ir.walk(func.body))
+    has_gemm = func is not None and any(
+        isinstance(stmt, ir.Eval) and (ir.tile_op(stmt.expr) or "").startswith("gemm") for stmt, _ in ir.walk(func.body)
+    )
     if has_gemm and gemm_flops(kernel)[0] is None:
         return "a T.gemm in a loop whose trip count is known only at run time: the ledger cannot count its FLOPs"
     if workload is not None and workload.float_ops is None:
@@ -112,8 +126,7 @@ def peak_flops(spelling: str, dtype: str | None) -> float | None:
     """The arch's dense tensor-core peak for operands of `dtype`; None where not known."""
     tensor = arch.of(spelling).tensor or {}
     # tilelang spells fp8 with suffixes ("float8_e4m3fn")
-    return next((peak for name, peak in tensor.items()
-                 if dtype and dtype.startswith(name)), None)
+    return next((peak for name, peak in tensor.items() if dtype and dtype.startswith(name)), None)
 
 
 def tensor_bytes(func, name: str) -> int | None:
@@ -152,8 +165,11 @@ def grid_blocks(func) -> int | None:
 
 def _thread_vars(func) -> dict:
     """Thread variable -> (its tag, the threads launched along it)."""
-    return {stmt.node: (stmt.tag, ir.int_value(stmt.value) or 1) for stmt, _ in ir.walk(func.body)
-            if isinstance(stmt, ir.Attr) and stmt.tag.startswith("threadIdx")}
+    return {
+        stmt.node: (stmt.tag, ir.int_value(stmt.value) or 1)
+        for stmt, _ in ir.walk(func.body)
+        if isinstance(stmt, ir.Attr) and stmt.tag.startswith("threadIdx")
+    }
 
 
 def _x_extent(variables: dict) -> int:
@@ -208,9 +224,12 @@ def _touches_global(stmt, func) -> bool:
         exprs = [stmt.value, *stmt.indices]
     elif isinstance(stmt, ir.Eval):
         exprs = [stmt.expr]
-    return any((sub[0] in ("load", "var") and sub[1] in func.buffers and func.scope_of(sub[1]) == "global")
-               or (sub[0] == "call" and ("tma_load" in sub[1] or "tma_store" in sub[1]))
-               for expr in exprs for sub in ir.subexprs(expr))
+    return any(
+        (sub[0] in ("load", "var") and sub[1] in func.buffers and func.scope_of(sub[1]) == "global")
+        or (sub[0] == "call" and ("tma_load" in sub[1] or "tma_store" in sub[1]))
+        for expr in exprs
+        for sub in ir.subexprs(expr)
+    )
 
 
 def _guard_threads(cond, variables: dict) -> int | None:
@@ -234,8 +253,7 @@ def _interval(cond, variables: dict) -> tuple | None:
     if a[0] != "var" or variables.get(a[1], ("",))[0] != "threadIdx.x" or ir.int_value(b) is None:
         return None
     extent, k = variables[a[1]][1], ir.int_value(b)
-    low, high = {"lt": (0, k), "le": (0, k + 1), "gt": (k + 1, extent), "ge": (k, extent),
-                 "eq": (k, k + 1)}[op]
+    low, high = {"lt": (0, k), "le": (0, k + 1), "gt": (k + 1, extent), "ge": (k, extent), "eq": (k, k + 1)}[op]
     return max(low, 0), min(high, extent)
 
 
@@ -278,8 +296,11 @@ def gemm_flops(kernel: KernelArtifact) -> tuple:
         k = math.isqrt(a * b // c) if c else 0
         if not k or k * k * c != a * b:
             return None, "", None
-        trips = [ir.int_value(loop.extent) for loop in ancestors
-                 if isinstance(loop, ir.For) and loop.kind != "thread_binding"]
+        trips = [
+            ir.int_value(loop.extent)
+            for loop in ancestors
+            if isinstance(loop, ir.For) and loop.kind != "thread_binding"
+        ]
         if any(n is None for n in trips):
             return None, "", None
         total += 2 * c * k * math.prod(trips)

@@ -21,5 +21,9 @@ def analyse(artifact: KernelArtifact, table: CostTable, rebuild=None) -> KernelA
     account = ledger.account(artifact, load)
     moved = account.requested_bytes if account is not None else None
     accesses = estimate.price_fixes(verdicts.priced_at_size(accesses, moved, table, load), account, load, table)
-    return replace(artifact, ledger=account, accesses=accesses,
-                   estimate=estimate.of(accesses, account, load, table, ledger.uncounted(artifact, load)))
+    return replace(
+        artifact,
+        ledger=account,
+        accesses=accesses,
+        estimate=estimate.of(accesses, account, load, table, ledger.uncounted(artifact, load)),
+    )

@@ -48,8 +48,11 @@ def prove(accesses: tuple, source: str, rebuild, table: CostTable, workload: Wor
             if lowered is None:  # a variant that does not compile proves nothing
                 continue
             after_source, after = lowered
-            found = {id(a): (_own(a, cause), *result) for a in members
-                     if (result := _proof(a, cause, change, cuda, after_source.splitlines(), after, table)) is not None}
+            found = {
+                id(a): (_own(a, cause), *result)
+                for a in members
+                if (result := _proof(a, cause, change, cuda, after_source.splitlines(), after, table)) is not None
+            }
             if found:
                 proven.update(found)
                 break
@@ -82,10 +85,15 @@ def _proof(access, cause, change: str, cuda: list, after_cuda: list, after: tupl
     if not found:
         return None
     best = max(found, key=lambda b: (b.bits, -(b.lane_stride_bytes or 0)))
-    proof = Proof(change=change, cuda_before=_line(cuda, access.cuda_lines, access.buffer),
-                  cuda_after=_line(after_cuda, best.cuda_lines, access.buffer), bits_before=access.bits,
-                  bits_after=best.bits, stride_before=access.lane_stride_bytes,
-                  stride_after=best.lane_stride_bytes)
+    proof = Proof(
+        change=change,
+        cuda_before=_line(cuda, access.cuda_lines, access.buffer),
+        cuda_after=_line(after_cuda, best.cuda_lines, access.buffer),
+        bits_before=access.bits,
+        bits_after=best.bits,
+        stride_before=access.lane_stride_bytes,
+        stride_after=best.lane_stride_bytes,
+    )
     if not improved(proof):
         return None
     # what the access still costs once the cause is gone (lanes may stay apart after a wider access;
@@ -100,4 +108,3 @@ def _line(cuda: list, numbers: tuple, buffer: str) -> str:
         if 0 < n <= len(cuda) and cuda[n - 1].strip():
             return cuda[n - 1].strip()
     return next((text.strip() for text in cuda if f"{buffer}[" in text or f"({buffer} +" in text), "")
-

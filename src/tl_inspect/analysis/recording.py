@@ -12,15 +12,20 @@ import dataclasses
 import hashlib
 import json
 import os
+from typing import Any
 
 from tl_inspect import model
 from tl_inspect.tir import nodes
 
-_CLASSES = {cls.__name__: cls for module in (model, nodes) for cls in vars(module).values()
-            if isinstance(cls, type) and dataclasses.is_dataclass(cls)}
+_CLASSES = {
+    cls.__name__: cls
+    for module in (model, nodes)
+    for cls in vars(module).values()
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls)
+}
 
 # what only the reporters and `--dump` read: left out, as the analysis and the rules never look at it
-_UNREAD_BY_ANALYSIS = {"source_with_directives": "", "layout_text": "", "compile_ms": 0.0}
+_UNREAD_BY_ANALYSIS: dict[str, Any] = {"source_with_directives": "", "layout_text": "", "compile_ms": 0.0}
 _UNREAD_STAGES = (model.STAGE_LAYOUT,)
 
 
@@ -60,9 +65,13 @@ def loads(text: str) -> tuple:
 def bare(artifact: model.KernelArtifact) -> model.KernelArtifact:
     """`artifact` without what the analysis and the rules never read: the TVMScript text, the snapshot after
     layout inference, the thread grids the HTML report draws, the timings."""
-    snapshots = {stage: dataclasses.replace(snapshot, funcs=tuple(dataclasses.replace(func, script="")
-                                                                  for func in snapshot.funcs))
-                 for stage, snapshot in artifact.snapshots.items() if stage not in _UNREAD_STAGES}
+    snapshots = {
+        stage: dataclasses.replace(
+            snapshot, funcs=tuple(dataclasses.replace(func, script="") for func in snapshot.funcs)
+        )
+        for stage, snapshot in artifact.snapshots.items()
+        if stage not in _UNREAD_STAGES
+    }
     layouts = tuple(dataclasses.replace(layout, thread_grid=None) for layout in artifact.layouts)
     return dataclasses.replace(artifact, snapshots=snapshots, layouts=layouts, **_UNREAD_BY_ANALYSIS)
 
@@ -75,8 +84,10 @@ def replaying(variants: tuple, proven: bool):
 
     def rebuild(causes: tuple):
         if causes not in built:
-            raise LookupError(f"no stored variant without {causes}: the analysis asks for another proof than "
-                              "when the artefact was recorded (TL_INSPECT_UPDATE_ARTEFACTS=1 records it again)")
+            raise LookupError(
+                f"no stored variant without {causes}: the analysis asks for another proof than "
+                "when the artefact was recorded (TL_INSPECT_UPDATE_ARTEFACTS=1 records it again)"
+            )
         return built[causes]
 
     return rebuild
@@ -87,8 +98,11 @@ def _encode(value):
     (a field added later reads as its default), a tuple as a list, a dict as its pairs (its keys need not be
     text)."""
     if dataclasses.is_dataclass(value):
-        fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)
-                  if not _is_default(f, getattr(value, f.name))}
+        fields = {
+            f.name: _encode(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not _is_default(f, getattr(value, f.name))
+        }
         return {"$": type(value).__name__, **fields}
     if isinstance(value, tuple):
         return [_encode(item) for item in value]

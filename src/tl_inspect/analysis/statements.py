@@ -8,7 +8,6 @@ import functools
 from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
-
 from tl_inspect.tir.render import render_store
 
 # `T.reduce_*` lowers to tl.tileop.reduce(src, dst, type, dim, clear)
@@ -45,8 +44,10 @@ class Store:
         if value[0] not in ("add", "sub"):
             return False
         operands = (value[1], value[2]) if value[0] == "add" else (value[1],)
-        return any(operand[:3] == own or (operand[0] == "mul" and any(f[:3] == own for f in operand[1:]))
-                   for operand in operands)
+        return any(
+            operand[:3] == own or (operand[0] == "mul" and any(f[:3] == own for f in operand[1:]))
+            for operand in operands
+        )
 
     @property
     def repeats(self) -> int | None:
@@ -102,8 +103,11 @@ class Reduce(SourceToDestination):
         """Values reduced into one output element: the reduced extent, times the loops around a
         `clear=False` reduction that add into the same output (None when not a constant)."""
         extents = self.src.extents
-        terms = ir.int_value(extents[self.dim]) if self.dim is not None and -len(extents) <= self.dim < len(
-            extents) else None
+        terms = (
+            ir.int_value(extents[self.dim])
+            if self.dim is not None and -len(extents) <= self.dim < len(extents)
+            else None
+        )
         if terms is not None and not self.clear:
             terms = _times(terms, repeats(self.loops, set().union(*map(ir.vars_of, self.dst.start))))
         return terms
@@ -145,8 +149,16 @@ def tile_op_of(call, loops: tuple, line) -> TileOp:
         return Copy(op, regions, call, loops, line)
     if op == "reduce" and len(regions) >= 2:
         kind = args[_REDUCE_TYPE_ARG][1].strip("'\"") if args[_REDUCE_TYPE_ARG][0] == "other" else ""
-        return Reduce(op, regions, call, loops, line, kind, ir.int_value(args[_REDUCE_DIM_ARG]),
-                      not _is_false(args, _REDUCE_CLEAR_ARG))
+        return Reduce(
+            op,
+            regions,
+            call,
+            loops,
+            line,
+            kind,
+            ir.int_value(args[_REDUCE_DIM_ARG]),
+            not _is_false(args, _REDUCE_CLEAR_ARG),
+        )
     if "gemm" in op:
         clear = args[_GEMM_CLEAR_ACCUM_ARG] if _GEMM_CLEAR_ACCUM_ARG < len(args) else None
         return Gemm(op, regions, call, loops, line, None if ir.int_value(clear) is None else bool(ir.int_value(clear)))

@@ -8,9 +8,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.render import render
 from tl_inspect.tir.indexing import Grid, flatten, opaque_loads, select_conds
+from tl_inspect.tir.render import render
 
 
 @dataclass(frozen=True)
@@ -86,14 +85,35 @@ class UnitBuilder:
         self._visit(self.func.body, ())
         return tuple(self.units)
 
-    def _unit(self, parts: _Parts, kind: str, line, header: str, loops: tuple, outer: tuple,
-              serial_var: str | None = None, staged: bool = False) -> Unit:
+    def _unit(
+        self,
+        parts: _Parts,
+        kind: str,
+        line,
+        header: str,
+        loops: tuple,
+        outer: tuple,
+        serial_var: str | None = None,
+        staged: bool = False,
+    ) -> Unit:
         grid = Grid(loops, self.env)
         refs = tuple(_weighed(ref, grid, loops, outer) for ref in parts.refs)
         staged = staged or any(r.kind == "store" and r.scope.startswith("shared") for r in refs)
-        return Unit(kind, line, header, loops, outer, refs, frozenset(parts.casts), frozenset(parts.fragments),
-                    tuple(parts.fragment_refs), tuple(parts.local_stores), tuple(parts.predicates), serial_var,
-                    staged)
+        return Unit(
+            kind,
+            line,
+            header,
+            loops,
+            outer,
+            refs,
+            frozenset(parts.casts),
+            frozenset(parts.fragments),
+            tuple(parts.fragment_refs),
+            tuple(parts.local_stores),
+            tuple(parts.predicates),
+            serial_var,
+            staged,
+        )
 
     def _visit(self, stmts, outer: tuple) -> None:
         for stmt in stmts:
@@ -177,8 +197,9 @@ class UnitBuilder:
         scopes = [self.func.scope_of(src), self.func.scope_of(dst)]
         if "global" not in scopes:
             return None
-        glob, base, extents, kind = (src, src_base, src_ext, "load") if scopes[0] == "global" else (
-            dst, dst_base, dst_ext, "store")
+        glob, base, extents, kind = (
+            (src, src_base, src_ext, "load") if scopes[0] == "global" else (dst, dst_base, dst_ext, "store")
+        )
         other = dst if kind == "load" else src
         loops = tuple((f"_copy{d}", e) for d, e in enumerate(extents) if e != 1)
         parts = _Parts()
@@ -217,9 +238,15 @@ class UnitBuilder:
         if not any(r.is_global for r in parts.refs):
             return None
         header = f"T.{LOOP_WORDS[serial[-1][1]]}" if serial else ""
-        return self._unit(parts, "thread", stmt.line, header, tuple(threads) + tuple(loops),
-                          tuple((v, e) for v, e, _ in outer if (v, e) not in loops),
-                          serial[-1][0] if serial else None)
+        return self._unit(
+            parts,
+            "thread",
+            stmt.line,
+            header,
+            tuple(threads) + tuple(loops),
+            tuple((v, e) for v, e, _ in outer if (v, e) not in loops),
+            serial[-1][0] if serial else None,
+        )
 
 
 LOOP_WORDS = {"serial": "serial", "unrolled": "unroll", "vectorized": "vectorized"}
@@ -228,8 +255,18 @@ LOOP_WORDS = {"serial": "serial", "unrolled": "unroll", "vectorized": "vectorize
 def _memref(kind, buffer, scope, dtype, line, text, indices, info) -> MemRef:
     opaque = [opaque_loads(i) for i in indices]
     shape = info.shape if info else ()
-    return MemRef(kind, buffer, scope, dtype, line, text, flatten(tuple(i for i, _ in opaque), shape),
-                  tuple(i for i, _ in opaque), shape, frozenset().union(*(g for _, g in opaque)))
+    return MemRef(
+        kind,
+        buffer,
+        scope,
+        dtype,
+        line,
+        text,
+        flatten(tuple(i for i, _ in opaque), shape),
+        tuple(i for i, _ in opaque),
+        shape,
+        frozenset().union(*(g for _, g in opaque)),
+    )
 
 
 def _weighed(ref: MemRef, grid: Grid, loops: tuple, outer: tuple) -> MemRef:

@@ -19,16 +19,25 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import ledger
-from tl_inspect.analysis.detection import MAX_VECTOR_BITS, Plans
 from tl_inspect.analysis.cost import (
-    COSTLY, L1_BOUND_LOADS, Measured, access_cost, kernel_slowdown, kernel_slowdown_at, lone_walk_cost, walks)
+    COSTLY,
+    L1_BOUND_LOADS,
+    Measured,
+    access_cost,
+    kernel_slowdown,
+    kernel_slowdown_at,
+    lone_walk_cost,
+    walks,
+)
+from tl_inspect.analysis.detection import MAX_VECTOR_BITS, Plans
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key, kind_of, root
 from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import Access, Cause, KernelArtifact, Verdict
+from tl_inspect.tir import nodes as ir
+
 
 def judge(kernel: KernelArtifact, table: CostTable, workload: Workload = Workload()) -> tuple:
     """The kernel's accesses (one per distinct access of the device code) with their verdicts, priced
@@ -45,14 +54,17 @@ def judge(kernel: KernelArtifact, table: CostTable, workload: Workload = Workloa
         if match is not None and not a.via:
             a = dataclasses.replace(a, block_bytes=match[1].block_bits // 8)
         # nor more than the tensor holds: a 1024-element tile over a tensor of 127 moves 127
-        a = dataclasses.replace(a, block_bytes=min(a.block_bytes, ledger.tensor_bytes(facts.func, a.buffer)
-                                                   or a.block_bytes))
+        a = dataclasses.replace(
+            a, block_bytes=min(a.block_bytes, ledger.tensor_bytes(facts.func, a.buffer) or a.block_bytes)
+        )
         accesses.append((a, match))
     total = sum(a.block_bytes for a, _ in accesses) or 1
     lone = ledger.working_threads(kernel) == 1
     plans = Plans(facts)
-    judged = [_judge_one(facts, plans, match, dataclasses.replace(a, share=a.block_bytes / total), lone, table)
-              for a, match in accesses]
+    judged = [
+        _judge_one(facts, plans, match, dataclasses.replace(a, share=a.block_bytes / total), lone, table)
+        for a, match in accesses
+    ]
     return regroup(judged, table, workload)
 
 
@@ -91,12 +103,16 @@ def priced_at_size(accesses, launch_bytes: int | None, table: CostTable, workloa
     for a in accesses:
         if a.group is not None and a.kernel_cost is not None:
             groups.setdefault(a.group, []).append(a)
-    priced = {group: kernel_slowdown_at(launch_bytes, accesses, members, table, _block_scale(members[0].cause),
-                                        workload)
-              for group, members in groups.items()}
-    return tuple(dataclasses.replace(a, kernel_cost_at_size=round(priced[a.group][0], 3),
-                                     at_size_limit=priced[a.group][1]) if a.group in priced else a
-                 for a in accesses)
+    priced = {
+        group: kernel_slowdown_at(launch_bytes, accesses, members, table, _block_scale(members[0].cause), workload)
+        for group, members in groups.items()
+    }
+    return tuple(
+        dataclasses.replace(a, kernel_cost_at_size=round(priced[a.group][0], 3), at_size_limit=priced[a.group][1])
+        if a.group in priced
+        else a
+        for a in accesses
+    )
 
 
 def _block_scale(cause: Cause) -> float:
@@ -109,15 +125,21 @@ def _block_scale(cause: Cause) -> float:
 def improved(proof) -> bool:
     """Whether the rebuilt kernel moved the access wider, or with neighbouring threads closer."""
     return proof.bits_after > proof.bits_before or (
-        proof.stride_after is not None and proof.stride_before is not None
-        and proof.stride_after < proof.stride_before)
+        proof.stride_after is not None and proof.stride_before is not None and proof.stride_after < proof.stride_before
+    )
 
 
 def with_proof(access: Access, cause: Cause, proof, cost_after: float) -> Access:
     """The access once a rebuilt kernel without `cause` showed it improve: costly, owned by the cause
     that proved out, and as wide as the rebuilt kernel emitted it."""
-    return dataclasses.replace(access, verdict=Verdict.COSTLY, cause=cause, proof=proof, cost_after=cost_after,
-                               max_bits=max(access.max_bits or 0, proof.bits_after))
+    return dataclasses.replace(
+        access,
+        verdict=Verdict.COSTLY,
+        cause=cause,
+        proof=proof,
+        cost_after=cost_after,
+        max_bits=max(access.max_bits or 0, proof.bits_after),
+    )
 
 
 def _judge_one(facts, plans: Plans, match, access: Access, lone: bool, table: CostTable) -> Access:
@@ -157,8 +179,17 @@ def _judge_one(facts, plans: Plans, match, access: Access, lone: bool, table: Co
     causes = plan.causes(ref, access, width)
     if walks(access):
         # a thread walking a row of its own: whatever narrows each load, the walk is what the launch waits on
-        causes = [Cause("row-per-thread", width=width, buffer=access.buffer, loop_line=access.line,
-                        threads=facts.thread_count, elements=access.elements_per_thread), *causes]
+        causes = [
+            Cause(
+                "row-per-thread",
+                width=width,
+                buffer=access.buffer,
+                loop_line=access.line,
+                threads=facts.thread_count,
+                elements=access.elements_per_thread,
+            ),
+            *causes,
+        ]
     if measured.factor < COSTLY:
         return dataclasses.replace(access, verdict=Verdict.CHEAP, cause=causes[0] if causes else None)
     if not causes:
@@ -173,8 +204,9 @@ def _held(unit) -> bool:
 
 
 def _priced(access: Access, measured: Measured) -> Access:
-    return dataclasses.replace(access, cost=measured.factor, cost_basis=measured.basis, cost_bound=measured.bound,
-                               cost_term=measured.term)
+    return dataclasses.replace(
+        access, cost=measured.factor, cost_basis=measured.basis, cost_bound=measured.bound, cost_term=measured.term
+    )
 
 
 def _walk_var(facts, access: Access) -> str:
@@ -186,8 +218,9 @@ def _walk_var(facts, access: Access) -> str:
         if not (walking and store.line is not None and access.line):
             continue
         if store.line == access.line or (
-                store.line < access.line <= store.line + STATEMENT_LINES
-                and any(sub[:2] == ("load", access.buffer) for sub in ir.subexprs(store.value))):
+            store.line < access.line <= store.line + STATEMENT_LINES
+            and any(sub[:2] == ("load", access.buffer) for sub in ir.subexprs(store.value))
+        ):
             return walking[-1].var
     return ""
 
@@ -200,12 +233,23 @@ def _lone_walk(facts, access: Access, table: CostTable) -> Access:
     """One working thread per block walks many elements: every lane of the block but one idles. The
     cause is the block's layout of work, whatever the access's width."""
     walk = _walk_var(facts, access)
-    cause = Cause("lone-thread", width=MAX_VECTOR_BITS // (access.bits or 32), buffer=access.buffer,
-                  loop_line=access.line, lane_var=walk, threads=facts.thread_count,
-                  elements=access.elements_per_thread)
-    return dataclasses.replace(_priced(access, lone_walk_cost(access.bits, access.dtype, table)),
-                               verdict=Verdict.UNPROVEN, cause=cause, walked=True,
-                               causes=(cause,), max_bits=MAX_VECTOR_BITS)
+    cause = Cause(
+        "lone-thread",
+        width=MAX_VECTOR_BITS // (access.bits or 32),
+        buffer=access.buffer,
+        loop_line=access.line,
+        lane_var=walk,
+        threads=facts.thread_count,
+        elements=access.elements_per_thread,
+    )
+    return dataclasses.replace(
+        _priced(access, lone_walk_cost(access.bits, access.dtype, table)),
+        verdict=Verdict.UNPROVEN,
+        cause=cause,
+        walked=True,
+        causes=(cause,),
+        max_bits=MAX_VECTOR_BITS,
+    )
 
 
 # the loops a lone thread walks its row in: the ones `T.serial`, `range` and `T.unroll` write
@@ -216,13 +260,20 @@ def _placed(kernel: KernelArtifact, facts, access: Access) -> Access:
     """An access whose statement lowering rebuilt without a line (a bounds check around a store at a
     run-time offset, `let` values merged into one load) takes the line of the first statement of the
     user's that makes it."""
-    lines = {ref.line for unit in facts.units for ref in unit.refs
-             if ref.is_global and (ref.buffer, ref.kind) == (access.buffer, access.kind) and ref.line}
+    lines = {
+        ref.line
+        for unit in facts.units
+        for ref in unit.refs
+        if ref.is_global and (ref.buffer, ref.kind) == (access.buffer, access.kind) and ref.line
+    }
     if not lines:
         return access
     word = re.compile(rf"\b{re.escape(access.buffer)}\[")
-    cuda = tuple(n for n, text in enumerate(kernel.source.splitlines(), 1)
-                 if word.search(text) and kernel.line_map[n - 1] is None)
+    cuda = tuple(
+        n
+        for n, text in enumerate(kernel.source.splitlines(), 1)
+        if word.search(text) and kernel.line_map[n - 1] is None
+    )
     return dataclasses.replace(access, line=min(lines), cuda_lines=access.cuda_lines or cuda)
 
 
@@ -248,10 +299,11 @@ def _distinct(accesses) -> list:
         if key in merged:
             old = merged[key]
             merged[key] = dataclasses.replace(
-                old, cuda_lines=tuple(sorted(set(old.cuda_lines) | set(a.cuda_lines))),
+                old,
+                cuda_lines=tuple(sorted(set(old.cuda_lines) | set(a.cuda_lines))),
                 elements_per_thread=max(old.elements_per_thread, a.elements_per_thread),
-                block_bytes=max(old.block_bytes, a.block_bytes))
+                block_bytes=max(old.block_bytes, a.block_bytes),
+            )
         else:
             merged[key] = a
     return list(merged.values())
-

@@ -16,16 +16,18 @@ import math
 import re
 from dataclasses import dataclass
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis import ledger
 from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.model import STAGE_DEVICE, KernelArtifact
+from tl_inspect.tir import nodes as ir
 
 # the SFU delivers 16 results per clock per SM against 128 FMAs (CUDA C++ Programming Guide, arithmetic
 # instruction throughput, compute capability 9.0): one transcendental takes the slots of 8 FMAs
 TRANSCENDENTAL_OPS = 16
-TRANSCENDENTAL = re.compile(r"(^|\.)(exp|exp2|exp10|log|log2|log10|log1p|expm1|tanh|sinh|cosh|erf|sqrt|rsqrt|"
-                            r"pow|sin|cos|tan|atan|atan2|asin|acos|sigmoid)$")
+TRANSCENDENTAL = re.compile(
+    r"(^|\.)(exp|exp2|exp10|log|log2|log10|log1p|expm1|tanh|sinh|cosh|erf|sqrt|rsqrt|"
+    r"pow|sin|cos|tan|atan|atan2|asin|acos|sigmoid)$"
+)
 ARITHMETIC = frozenset({"add", "sub", "mul", "div", "min", "max"})
 
 
@@ -54,7 +56,9 @@ def of(kernel: KernelArtifact) -> Workload:
     ops = _float_ops_per_thread(func)
     flops, _, dtype = ledger.gemm_flops(kernel)
     peak = ledger.peak_flops(kernel.arch, dtype)
-    return Workload(float_ops=None if ops is None else ops * threads, tensor_ns=flops / peak * 1e9 if flops and peak else 0.0)
+    return Workload(
+        float_ops=None if ops is None else ops * threads, tensor_ns=flops / peak * 1e9 if flops and peak else 0.0
+    )
 
 
 def _float_ops_per_thread(func) -> int | None:

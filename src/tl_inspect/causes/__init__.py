@@ -163,8 +163,9 @@ def as_written(cause: Cause, line_text: Callable[[int], str | None]) -> Cause:
     if cause.origin is not None:
         cause = dataclasses.replace(cause, origin=as_written(cause.origin, line_text))
     if cause.index and cause.buffer and cause.index_line:
-        return dataclasses.replace(cause, index=written_in(line_text(cause.index_line) or "", cause.buffer,
-                                                           cause.index))
+        return dataclasses.replace(
+            cause, index=written_in(line_text(cause.index_line) or "", cause.buffer, cause.index)
+        )
     return cause
 
 

@@ -35,9 +35,14 @@ def aligned_arguments(value: int | None, width: int, arguments: dict) -> dict:
 
     if value is None:
         return {}
-    return {name: round_up(given, width) for name, given in arguments.items()
-            if type(given) is int and given > width and given % width
-            and any(given == value * ratio or value == given * ratio for ratio in DERIVED_RATIOS)}
+    return {
+        name: round_up(given, width)
+        for name, given in arguments.items()
+        if type(given) is int
+        and given > width
+        and given % width
+        and any(given == value * ratio or value == given * ratio for ratio in DERIVED_RATIOS)
+    }
 
 
 def assume_fix(name: str, width: int, source, finding):

@@ -13,13 +13,17 @@ class AnnotatedLayout(CauseKind):
 
     @staticmethod
     def because(c: Cause) -> str:
-        return (f"the T.annotate_layout of {c.buffer} gives each thread elements a stride apart, never {c.width} "
-                f"contiguous ones")
+        return (
+            f"the T.annotate_layout of {c.buffer} gives each thread elements a stride apart, never {c.width} "
+            f"contiguous ones"
+        )
 
     @staticmethod
     def fix(c: Cause) -> str:
-        return (f"drop the T.annotate_layout of {c.buffer} (tilelang then gives each thread contiguous elements), "
-                f"or annotate a layout that does")
+        return (
+            f"drop the T.annotate_layout of {c.buffer} (tilelang then gives each thread contiguous elements), "
+            f"or annotate a layout that does"
+        )
 
     @staticmethod
     def chain_answer(c: Cause) -> str:
@@ -42,18 +46,25 @@ class AnnotatedLayout(CauseKind):
         another tile operation, or for the bank conflicts it avoids)."""
         import libcst as cst
 
-        from tl_inspect.fixes import fix_from
         from tl_inspect.files.cst import call_name
+        from tl_inspect.fixes import fix_from
         from tl_inspect.model import UNSAFE
 
         for statement in source.nodes(cst.SimpleStatementLine):
             call = statement.body[0].value if isinstance(statement.body[0], cst.Expr) else None
-            if not (isinstance(call, cst.Call) and call_name(call) == "annotate_layout" and call.args
-                    and isinstance(call.args[0].value, cst.Dict)):
+            if not (
+                isinstance(call, cst.Call)
+                and call_name(call) == "annotate_layout"
+                and call.args
+                and isinstance(call.args[0].value, cst.Dict)
+            ):
                 continue
             layout = call.args[0].value
-            entries = [e for e in layout.elements if isinstance(e, cst.DictElement) and
-                       isinstance(e.key, cst.Name) and e.key.value == c.buffer]
+            entries = [
+                e
+                for e in layout.elements
+                if isinstance(e, cst.DictElement) and isinstance(e.key, cst.Name) and e.key.value == c.buffer
+            ]
             if not entries:
                 continue
             if len(entries) == len(layout.elements):

@@ -13,11 +13,13 @@ class FewPerThread(CauseKind):
     """one or two elements per thread"""
 
     name, chain_step = "few-per-thread", "per-thread"
-    proved_by = ("the tile grown for the same threads and the grid shrunk as much, so each thread moves a full "
-                 "vector: through the factory's tile argument where one carries it, else the `T.Parallel` "
-                 "extent (or, with explicit thread indexing, a `T.vectorized` loop over each thread's elements); "
-                 "fewer threads for a `T.copy`; where no rebuild shows it, the launch's blocks and the bytes its "
-                 "threads keep in flight")
+    proved_by = (
+        "the tile grown for the same threads and the grid shrunk as much, so each thread moves a full "
+        "vector: through the factory's tile argument where one carries it, else the `T.Parallel` "
+        "extent (or, with explicit thread indexing, a `T.vectorized` loop over each thread's elements); "
+        "fewer threads for a `T.copy`; where no rebuild shows it, the launch's blocks and the bytes its "
+        "threads keep in flight"
+    )
     same_function = True
 
     @classmethod
@@ -29,23 +31,33 @@ class FewPerThread(CauseKind):
     @staticmethod
     def because(c: Cause) -> str:
         if not c.loop:
-            return (f"consecutive elements go to consecutive threads through `{c.lane_var}`, so each thread moves "
-                    f"one element at a time")
-        return (f"{c.loop} over {c.threads} threads gives each thread {plural(c.elements, 'element')}, too few for "
-                f"{c.width}-element vectors")
+            return (
+                f"consecutive elements go to consecutive threads through `{c.lane_var}`, so each thread moves "
+                f"one element at a time"
+            )
+        return (
+            f"{c.loop} over {c.threads} threads gives each thread {plural(c.elements, 'element')}, too few for "
+            f"{c.width}-element vectors"
+        )
 
     @staticmethod
     def fix(c: Cause) -> str:
         if not c.loop:
-            return (f"give each thread {c.width} contiguous elements: index with {c.lane_var} * {c.width} + k in a "
-                    f"T.vectorized({c.width}) loop")
-        return (f"give each thread {c.width} contiguous elements: a tile of {c.threads * c.width} elements for "
-                f"{c.threads} threads, or fewer threads")
+            return (
+                f"give each thread {c.width} contiguous elements: index with {c.lane_var} * {c.width} + k in a "
+                f"T.vectorized({c.width}) loop"
+            )
+        return (
+            f"give each thread {c.width} contiguous elements: a tile of {c.threads * c.width} elements for "
+            f"{c.threads} threads, or fewer threads"
+        )
 
     @staticmethod
     def chain_answer(c: Cause) -> str:
-        return (f"{plural(c.elements, 'element')} per thread over {c.threads} threads, less than "
-                f"{article(c.width)} {c.width}-element vector")
+        return (
+            f"{plural(c.elements, 'element')} per thread over {c.threads} threads, less than "
+            f"{article(c.width)} {c.width}-element vector"
+        )
 
     @classmethod
     def has_static_evidence(cls, c: Cause) -> bool:
@@ -55,8 +67,10 @@ class FewPerThread(CauseKind):
 
     @staticmethod
     def launch_facts(c: Cause, access, ledger) -> str:
-        return (f"{plural(c.elements, 'element')} of {access.bits // 8} B per thread over {ledger.blocks:,} blocks of "
-                f"{ledger.threads_launched} threads")
+        return (
+            f"{plural(c.elements, 'element')} of {access.bits // 8} B per thread over {ledger.blocks:,} blocks of "
+            f"{ledger.threads_launched} threads"
+        )
 
     @staticmethod
     def block_scale(c: Cause) -> float:
@@ -74,16 +88,20 @@ class FewPerThread(CauseKind):
             threads = int(c.threads // k)
             if threads * k != c.threads:
                 return None
-            return launch_threads(func, threads), (f"threads={threads} instead of {c.threads}, so each thread moves "
-                                                   f"{c.width} contiguous elements")
+            return launch_threads(func, threads), (
+                f"threads={threads} instead of {c.threads}, so each thread moves {c.width} contiguous elements"
+            )
         if c.loop:
             grown = grow_parallel(func, c.loop_line, k)
             return grown and (grown.func, tile_change(grown))
         grown = vectorize_threads(func, c.loop_line, c.lane_var, k)
-        return grown and (grown.func, f"`{c.lane_var}` read as `{c.lane_var} * {grown.factor} + v` in a "
-                                      f"T.vectorized({grown.factor}) loop over `v` and the block index as "
-                                      f"`bx * {grown.factor}` over {grown.grid()}, so each thread moves "
-                                      f"{grown.factor} contiguous elements")
+        return grown and (
+            grown.func,
+            f"`{c.lane_var}` read as `{c.lane_var} * {grown.factor} + v` in a "
+            f"T.vectorized({grown.factor}) loop over `v` and the block index as "
+            f"`bx * {grown.factor}` over {grown.grid()}, so each thread moves "
+            f"{grown.factor} contiguous elements",
+        )
 
     @staticmethod
     def autofix(c: Cause, source, finding):
@@ -94,8 +112,8 @@ class FewPerThread(CauseKind):
         proof compiled) or no single literal writes the value."""
         import libcst as cst
 
-        from tl_inspect.fixes import fix_from
         from tl_inspect.files.cst import call_name
+        from tl_inspect.fixes import fix_from
         from tl_inspect.model import UNSAFE
 
         k = growth(c)
@@ -108,8 +126,14 @@ class FewPerThread(CauseKind):
             if threads is None or threads.evaluated_value != c.threads or c.threads % k:
                 return None
             return fix_from(UNSAFE, source.text, source.replaced(threads, cst.Integer(str(c.threads // k))))
-        loop = next((n.iter for n in source.nodes(cst.For, c.loop_line)
-                     if isinstance(n.iter, cst.Call) and call_name(n.iter) == "Parallel" and n.iter.args), None)
+        loop = next(
+            (
+                n.iter
+                for n in source.nodes(cst.For, c.loop_line)
+                if isinstance(n.iter, cst.Call) and call_name(n.iter) == "Parallel" and n.iter.args
+            ),
+            None,
+        )
         tile = source.integer_literal(loop.args[-1].value, finding.kernel) if loop is not None else None
         if tile is None or tile is threads:
             return None
@@ -153,5 +177,7 @@ def growth(c: Cause) -> int | None:
 
 
 def tile_change(grown) -> str:
-    return (f"a tile of {grown.elements} elements for the same {grown.threads} threads over {grown.grid()}, so each "
-            f"thread moves {grown.elements // grown.threads} contiguous elements")
+    return (
+        f"a tile of {grown.elements} elements for the same {grown.threads} threads over {grown.grid()}, so each "
+        f"thread moves {grown.elements // grown.threads} contiguous elements"
+    )

@@ -14,8 +14,11 @@ class FragmentLayout(CauseKind):
 
     @staticmethod
     def because(c: Cause) -> str:
-        held = (f"holds runs of {plural(c.elements, 'element')} per thread" if c.elements
-                else "gets a thread-strided layout")
+        held = (
+            f"holds runs of {plural(c.elements, 'element')} per thread"
+            if c.elements
+            else "gets a thread-strided layout"
+        )
         origin = kind_of(c.origin).because(c.origin) if c.origin else "its layout was fixed there"
         return f"fragment {c.buffer} {held}, a layout fixed by the {c.loop} at line {c.loop_line}, where {origin}"
 

@@ -12,23 +12,29 @@ class LoneThread(CauseKind):
     name, chain_step, key = "lone-thread", "per-thread", ("loop_line",)
     # spreading the walk over the threads would need a reduction the kernel does not have: the proof
     # only widens the lone thread's loads, which shows them narrow, not the cost of the idle threads
-    proved_by = ("the launch and the index algebra: one working thread per block walking its elements, priced by "
-                 "the cost table's lone-walk terms against the walk spread over the block's threads; and the lone "
-                 "thread's loads staged a vector at a time through a `T.vectorized` copy into a local (still one "
-                 "thread)")
+    proved_by = (
+        "the launch and the index algebra: one working thread per block walking its elements, priced by "
+        "the cost table's lone-walk terms against the walk spread over the block's threads; and the lone "
+        "thread's loads staged a vector at a time through a `T.vectorized` copy into a local (still one "
+        "thread)"
+    )
     same_function = True
     evidence, restructures = "static", True
 
     @staticmethod
     def because(c: Cause) -> str:
-        return (f"one thread of each block walks {plural(c.elements, 'element')} of {c.buffer} alone, one "
-                f"at a time, while the rest of the block has nothing to do")
+        return (
+            f"one thread of each block walks {plural(c.elements, 'element')} of {c.buffer} alone, one "
+            f"at a time, while the rest of the block has nothing to do"
+        )
 
     @staticmethod
     def fix(c: Cause) -> str:
-        return ("spread the walk over the block's threads: T.copy the row into a fragment and reduce it with "
-                "T.reduce_*, or walk it in a T.Parallel loop (fp32 rows of 16384 measured 8.77x faster over "
-                "128 threads)")
+        return (
+            "spread the walk over the block's threads: T.copy the row into a fragment and reduce it with "
+            "T.reduce_*, or walk it in a T.Parallel loop (fp32 rows of 16384 measured 8.77x faster over "
+            "128 threads)"
+        )
 
     @staticmethod
     def chain_answer(c: Cause) -> str:
@@ -40,9 +46,11 @@ class LoneThread(CauseKind):
 
     @staticmethod
     def launch_facts(c: Cause, access, ledger) -> str:
-        return (f"{ledger.threads_working} of {ledger.threads_launched} threads work in each of "
-                f"{plural(ledger.blocks, 'block')}, walking {plural(c.elements, 'element')} of {c.buffer} one after "
-                f"the other")
+        return (
+            f"{ledger.threads_working} of {ledger.threads_launched} threads work in each of "
+            f"{plural(ledger.blocks, 'block')}, walking {plural(c.elements, 'element')} of {c.buffer} one after "
+            f"the other"
+        )
 
     @staticmethod
     def rewrite(func, c: Cause):

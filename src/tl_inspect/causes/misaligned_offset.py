@@ -10,27 +10,39 @@ class MisalignedOffset(CauseKind):
     """an offset off the vector boundary (`A[i + 1]`), or a walk backwards (`X[N - 1 - i]`)"""
 
     name, chain_step, key = "misaligned-offset", "index", ("buffer", "offset")
-    proved_by = ("the offset moved to a multiple of the width (through the factory's argument where one carries "
-                 "it); a run-time base or a reversed walk: the lane-contiguous index read instead")
+    proved_by = (
+        "the offset moved to a multiple of the width (through the factory's argument where one carries "
+        "it); a run-time base or a reversed walk: the lane-contiguous index read instead"
+    )
 
     @staticmethod
     def because(c: Cause) -> str:
         if _backwards(c):
-            return (f"{c.index} walks {c.buffer} backwards: neighbouring lanes read descending addresses, and a "
-                    f"vector moves ascending ones")
+            return (
+                f"{c.index} walks {c.buffer} backwards: neighbouring lanes read descending addresses, and a "
+                f"vector moves ascending ones"
+            )
         if c.offset_value is not None:
-            return (f"{c.index} starts {plural(c.offset_value % c.width, 'element')} past {article(c.width)} "
-                    f"{c.width}-element boundary, so no {c.width}-element group is aligned")
-        return (f"{c.index} starts at the run-time offset {c.offset}, which the compiler cannot prove to be a "
-                f"multiple of {c.width}")
+            return (
+                f"{c.index} starts {plural(c.offset_value % c.width, 'element')} past {article(c.width)} "
+                f"{c.width}-element boundary, so no {c.width}-element group is aligned"
+            )
+        return (
+            f"{c.index} starts at the run-time offset {c.offset}, which the compiler cannot prove to be a "
+            f"multiple of {c.width}"
+        )
 
     @staticmethod
     def fix(c: Cause) -> str:
         if _backwards(c):
-            return (f"read {c.buffer}'s window forwards (T.copy it into shared memory or a fragment, which moves "
-                    f"whole vectors) and reverse the order there")
-        return ("keep vector accesses 16-byte aligned: copy an aligned window with T.copy into shared memory and "
-                "shift it there")
+            return (
+                f"read {c.buffer}'s window forwards (T.copy it into shared memory or a fragment, which moves "
+                f"whole vectors) and reverse the order there"
+            )
+        return (
+            "keep vector accesses 16-byte aligned: copy an aligned window with T.copy into shared memory and "
+            "shift it there"
+        )
 
     @staticmethod
     def chain_answer(c: Cause) -> str:

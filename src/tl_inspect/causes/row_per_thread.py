@@ -11,20 +11,26 @@ class RowPerThread(CauseKind):
     name, chain_step, key = "row-per-thread", "per-thread", ("loop_line",)
     # no rewrite of one access spreads a row over a block's threads (that needs a reduction or a scan the
     # kernel does not have): the launch and the index algebra are the evidence
-    proved_by = ("the launch and the index algebra: each load of a warp touches a cache line per thread, one after "
-                 "the other, priced by the cost table's walk terms against the rows spread over the blocks' threads")
+    proved_by = (
+        "the launch and the index algebra: each load of a warp touches a cache line per thread, one after "
+        "the other, priced by the cost table's walk terms against the rows spread over the blocks' threads"
+    )
     evidence, restructures = "static", True
 
     @staticmethod
     def because(c: Cause) -> str:
-        return (f"each thread walks its own row of {c.buffer}, {plural(int(c.elements), 'element')} one after the "
-                f"other, so every load of a warp touches a cache line per thread")
+        return (
+            f"each thread walks its own row of {c.buffer}, {plural(int(c.elements), 'element')} one after the "
+            f"other, so every load of a warp touches a cache line per thread"
+        )
 
     @staticmethod
     def fix(c: Cause) -> str:
-        return ("spread each row over a block's threads: T.copy the row (or a tile of rows) into a fragment and "
-                "reduce it with T.reduce_* (T.cumsum for a running sum), or walk it in a T.Parallel loop, with a "
-                "block per row or per few rows")
+        return (
+            "spread each row over a block's threads: T.copy the row (or a tile of rows) into a fragment and "
+            "reduce it with T.reduce_* (T.cumsum for a running sum), or walk it in a T.Parallel loop, with a "
+            "block per row or per few rows"
+        )
 
     @staticmethod
     def chain_answer(c: Cause) -> str:
@@ -33,7 +39,9 @@ class RowPerThread(CauseKind):
     @staticmethod
     def launch_facts(c: Cause, access, ledger) -> str:
         lines = min(ledger.threads_working, 32, max(1, access.request_bytes // max(1, access.bits // 8)))
-        return (f"{ledger.threads_working} of {ledger.threads_launched} threads work in each of "
-                f"{plural(ledger.blocks, 'block')}, each walking {plural(int(c.elements), 'element')} of a row of "
-                f"{c.buffer}, neighbouring threads {access.lane_stride_bytes:,} B apart ({lines} cache lines a warp "
-                f"instruction)")
+        return (
+            f"{ledger.threads_working} of {ledger.threads_launched} threads work in each of "
+            f"{plural(ledger.blocks, 'block')}, each walking {plural(int(c.elements), 'element')} of a row of "
+            f"{c.buffer}, neighbouring threads {access.lane_stride_bytes:,} B apart ({lines} cache lines a warp "
+            f"instruction)"
+        )

@@ -9,24 +9,30 @@ class SerialLoop(CauseKind):
     """a per-thread `T.serial` loop over contiguous elements"""
 
     name, chain_step, key = "serial-loop", "per-thread", ("lane_var",)
-    proved_by = ("the loop written as `T.vectorized`; a loop that accumulates (`s += X[r, j]`) with its loads "
-                 "staged a vector at a time through a `T.vectorized` copy into a local")
+    proved_by = (
+        "the loop written as `T.vectorized`; a loop that accumulates (`s += X[r, j]`) with its loads "
+        "staged a vector at a time through a `T.vectorized` copy into a local"
+    )
     same_function = True
 
     @staticmethod
     def because(c: Cause) -> str:
         if c.accumulates:
-            return (f"`{c.lane_var}` is a {c.loop} loop that accumulates over contiguous elements, which tilelang "
-                    f"keeps serial: one load per element")
+            return (
+                f"`{c.lane_var}` is a {c.loop} loop that accumulates over contiguous elements, which tilelang "
+                f"keeps serial: one load per element"
+            )
         return f"`{c.lane_var}` is a {c.loop} loop over contiguous elements, which is never vectorized"
 
     @staticmethod
     def fix(c: Cause) -> str:
         if c.accumulates:
-            return (f"copy {c.width} elements at a time into a T.alloc_local with T.vectorized before "
-                    f"accumulating them (chunk sums: 3.22x), or better spread the rows over the block's threads: "
-                    f"T.copy them into a fragment and reduce them with T.reduce_* (bf16 rows of 64-512: 8.1x "
-                    f"against a row per thread)")
+            return (
+                f"copy {c.width} elements at a time into a T.alloc_local with T.vectorized before "
+                f"accumulating them (chunk sums: 3.22x), or better spread the rows over the block's threads: "
+                f"T.copy them into a fragment and reduce them with T.reduce_* (bf16 rows of 64-512: 8.1x "
+                f"against a row per thread)"
+            )
         return f"write the per-thread loop as T.vectorized({c.width})"
 
     @staticmethod
@@ -50,14 +56,13 @@ class SerialLoop(CauseKind):
             return stage_loads(func, c.lane_var, c.loop_line, c.width)
         return vectorize_loop(func, c.lane_var, c.loop_line)
 
-
     @staticmethod
     def autofix(c: Cause, source, finding):
         """`for v in T.serial(n)` written `for v in T.vectorized(n)`: the loop the proof vectorized."""
         import libcst as cst
 
-        from tl_inspect.fixes import fix_from
         from tl_inspect.files.cst import call_name
+        from tl_inspect.fixes import fix_from
 
         if c.accumulates or not c.lane_var:
             return None
@@ -65,7 +70,9 @@ class SerialLoop(CauseKind):
         for loop in source.enclosing(cst.For, finding.line):
             call = loop.iter
             if isinstance(loop.target, cst.Name) and loop.target.value == name:
-                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call_name(call) == "serial"):
+                if not (
+                    isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call_name(call) == "serial"
+                ):
                     return None
                 vectorized = call.with_changes(func=call.func.with_changes(attr=cst.Name("vectorized")))
                 return fix_from(SAFE, source.text, source.replaced(call, vectorized))

@@ -13,21 +13,29 @@ class TailGuard(CauseKind):
     multiple of the vector width, so it differs inside a vector group"""
 
     name, chain_step, key = "tail-guard", "predicate", ("bound", "width")
-    proved_by = ("the kernel's factory called again with the length rounded up to the width (the PrimFunc's "
-                 "length padded where no factory call is known); `T.assume(N % w == 0)` for a run-time length")
+    proved_by = (
+        "the kernel's factory called again with the length rounded up to the width (the PrimFunc's "
+        "length padded where no factory call is known); `T.assume(N % w == 0)` for a run-time length"
+    )
 
     @staticmethod
     def because(c: Cause) -> str:
-        return (f"{_check(c)} varies inside {article(c.width)} {c.width}-element vector group ({_bound(c)}), "
-                f"so each element is checked and moved on its own")
+        return (
+            f"{_check(c)} varies inside {article(c.width)} {c.width}-element vector group ({_bound(c)}), "
+            f"so each element is checked and moved on its own"
+        )
 
     @staticmethod
     def fix(c: Cause) -> str:
         if c.bound_value is not None:
-            return (f"pad the length to a multiple of {c.width} ({c.bound_value} -> "
-                    f"{round_up(c.bound_value, c.width)}), {SPLIT}")
-        return (f"if {c.bound} is always a multiple of {c.width}, say so with T.assume({c.bound} % {c.width} == 0); "
-                f"otherwise pad it, {SPLIT}")
+            return (
+                f"pad the length to a multiple of {c.width} ({c.bound_value} -> "
+                f"{round_up(c.bound_value, c.width)}), {SPLIT}"
+            )
+        return (
+            f"if {c.bound} is always a multiple of {c.width}, say so with T.assume({c.bound} % {c.width} == 0); "
+            f"otherwise pad it, {SPLIT}"
+        )
 
     @staticmethod
     def chain_answer(c: Cause) -> str:

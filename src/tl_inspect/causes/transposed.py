@@ -11,22 +11,30 @@ class Transposed(CauseKind):
     """neighbouring lanes a stride apart (a transposed or strided view, or threadIdx.x bound to rows)"""
 
     name, chain_step = "transposed", "index"
-    proved_by = ("the `T.Parallel` loop order swapped, or threadIdx.x and threadIdx.y swapped (the proof; for a "
-                 "store the fix is a transposed shared tile and `T.copy`)")
+    proved_by = (
+        "the `T.Parallel` loop order swapped, or threadIdx.x and threadIdx.y swapped (the proof; for a "
+        "store the fix is a transposed shared tile and `T.copy`)"
+    )
     same_function = True
 
     @staticmethod
     def because(c: Cause) -> str:
-        return (f"{c.index} has stride {c.stride} along `{c.lane_var}`, the variable neighbouring threads step "
-                f"through (a transposed walk)")
+        return (
+            f"{c.index} has stride {c.stride} along `{c.lane_var}`, the variable neighbouring threads step "
+            f"through (a transposed walk)"
+        )
 
     @staticmethod
     def fix(c: Cause) -> str:
         if c.loop == THREAD_ORDER:
-            return (f"bind threadIdx.x to the index that walks {c.buffer} contiguously: swap the two thread "
-                    f"dimensions (threads=(y, x) and the T.get_thread_binding(0)/(1) calls)")
-        return ("stage the tile through shared memory: write it there transposed, then move it to global memory "
-                "with T.copy (the only transposed form measured at full speed)")
+            return (
+                f"bind threadIdx.x to the index that walks {c.buffer} contiguously: swap the two thread "
+                f"dimensions (threads=(y, x) and the T.get_thread_binding(0)/(1) calls)"
+            )
+        return (
+            "stage the tile through shared memory: write it there transposed, then move it to global memory "
+            "with T.copy (the only transposed form measured at full speed)"
+        )
 
     @staticmethod
     def chain_answer(c: Cause) -> str:

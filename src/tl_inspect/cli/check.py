@@ -19,6 +19,7 @@ from tl_inspect.files.sources import SourceFiles
 from tl_inspect.fixes import unified_diff
 from tl_inspect.fixes.verify import Unwritable, write_fixed
 from tl_inspect.inspector import TargetError, parse_targets
+from tl_inspect.inspector.discovery.cases import SWEEP_KEY, expand_cases
 from tl_inspect.inspector.discovery.targets import shard, tilelang_target
 from tl_inspect.inspector.measurement.device import NoGpu
 from tl_inspect.inspector.processes.zygote import kept_warm
@@ -27,7 +28,6 @@ from tl_inspect.lint.baseline import BaselineError
 from tl_inspect.lint.changes import ChangesError, changes_since
 from tl_inspect.lint.driver import Inspection, Lint, fixer, lint, load_settings
 from tl_inspect.lint.settings import ConfigError, Settings
-from tl_inspect.inspector.discovery.cases import SWEEP_KEY, expand_cases
 from tl_inspect.model import SAFE, SEVERITIES, UNSAFE, RunResult
 from tl_inspect.reports.common import run_summary
 from tl_inspect.tir.deepstack import call_on_deep_stack
@@ -43,15 +43,20 @@ def watch(options: argparse.Namespace) -> int:
     """`--watch`: the whole run again after every change, as `ruff check --watch` does; the changed files
     are compiled again by the one warm zygote, the others are served from the cache."""
     if options.fix or options.diff or options.write_baseline or options.shard:
-        raise UsageError("--watch checks again on every change: do not combine it with --fix, --diff, "
-                         "--write-baseline or --shard")
+        raise UsageError(
+            "--watch checks again on every change: do not combine it with --fix, --diff, --write-baseline or --shard"
+        )
     watched = sorted({os.path.abspath(path.partition("::")[0]) for path in options.paths})
     for path in watched:
         if not os.path.exists(path):
             raise UsageError(f"{os.path.relpath(path)}: no such file or directory")
     # watching starts before the first check and never pauses: a file saved during a check is not missed
-    changes = watchfiles.watch(*watched, watch_filter=watchfiles.PythonFilter(extra_extensions=(".toml",)),
-                               rust_timeout=1000, yield_on_timeout=True)
+    changes = watchfiles.watch(
+        *watched,
+        watch_filter=watchfiles.PythonFilter(extra_extensions=(".toml",)),
+        rust_timeout=1000,
+        yield_on_timeout=True,
+    )
     next(changes)
     with kept_warm():
         while True:
@@ -69,21 +74,34 @@ def watch(options: argparse.Namespace) -> int:
 def check_once(options: argparse.Namespace) -> int:
     """One check of the PATHs: its exit status."""
     # made first: a bad --measure-budget is named before the configuration or any file is read
-    inspection = Inspection(prove=not options.no_proofs, nvcc=options.nvcc, all_configs=options.all_configs,
-                            infer=not options.no_infer, measure=options.measure,
-                            measure_budget=options.measure_budget, use_cache=not options.no_cache)
+    inspection = Inspection(
+        prove=not options.no_proofs,
+        nvcc=options.nvcc,
+        all_configs=options.all_configs,
+        infer=not options.no_infer,
+        measure=options.measure,
+        measure_budget=options.measure_budget,
+        use_cache=not options.no_cache,
+    )
     if options.diff_against is not None and not options.diff_against.strip():
         raise UsageError("--diff-against expects a git revision such as origin/main, got an empty string")
     if options.new_only and not options.diff_against:
         raise UsageError("--new-only needs --diff-against REV")
     if options.write_baseline and (options.baseline or options.diff_against):
-        raise UsageError("--write-baseline records every finding: do not combine it with "
-                         "--baseline or --diff-against")
+        raise UsageError("--write-baseline records every finding: do not combine it with --baseline or --diff-against")
     index, count = parse_shard_option(options.shard) if options.shard else (1, 1)
-    settings = load_settings(options.config, select=options.select, ignore=options.ignore,
-                             extend_select=options.extend_select, arch=options.arch, gpu=options.gpu,
-                             timeout=options.timeout, max_memory=options.max_memory, jobs=options.jobs,
-                             fail_on=options.fail_on)
+    settings = load_settings(
+        options.config,
+        select=options.select,
+        ignore=options.ignore,
+        extend_select=options.extend_select,
+        arch=options.arch,
+        gpu=options.gpu,
+        timeout=options.timeout,
+        max_memory=options.max_memory,
+        jobs=options.jobs,
+        fail_on=options.fail_on,
+    )
     entries = baseline.load(options.baseline) if options.baseline else None
     table = settings.cost_table()
     targets, changes = _targets(options)
@@ -97,8 +115,9 @@ def check_once(options: argparse.Namespace) -> int:
         everything = len(targets)
         targets = shard(targets, index, count)
         if not targets:
-            print(f"tl-inspect: shard {index}/{count} has no file ({plural(everything, 'file')} in all)",
-                  file=sys.stderr)
+            print(
+                f"tl-inspect: shard {index}/{count} has no file ({plural(everything, 'file')} in all)", file=sys.stderr
+            )
     both = sorted(set(args) & set(swept))
     if both:
         raise UsageError(f"{', '.join(both)} given both by -a/--arg and by --sweep")
@@ -107,8 +126,9 @@ def check_once(options: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        linted = lint(targets, settings, dataclasses.replace(inspection, args=args, swept=swept), table,
-                      progress=progress_bar)
+        linted = lint(
+            targets, settings, dataclasses.replace(inspection, args=args, swept=swept), table, progress=progress_bar
+        )
     except NoGpu as exc:
         raise UsageError(str(exc)) from None
     # the fixes' checks and the renderers recurse on expression depth, as the rules do
@@ -236,8 +256,11 @@ def _print_fixed(states: list, each: bool) -> None:
     count = sum(len(s.applied) for s in states)
     if not count:
         return
-    print(f"tl-inspect: fixed {count} finding{'s' if count != 1 else ''} in {len(states)} "
-          f"file{'s' if len(states) != 1 else ''}", file=sys.stderr)
+    print(
+        f"tl-inspect: fixed {count} finding{'s' if count != 1 else ''} in {len(states)} "
+        f"file{'s' if len(states) != 1 else ''}",
+        file=sys.stderr,
+    )
     if each:
         for state in states:
             print(f"  {state.job.path}:", file=sys.stderr)
@@ -250,20 +273,25 @@ def _keep(run: RunResult, keep) -> RunResult:
     return dataclasses.replace(run, reports=reports)
 
 
-def _apply_baseline(run: RunResult, entries: list, path: str, texts: SourceFiles,
-                    complete: dict) -> tuple[RunResult, str]:
+def _apply_baseline(
+    run: RunResult, entries: list, path: str, texts: SourceFiles, complete: dict
+) -> tuple[RunResult, str]:
     fingerprints = baseline.Fingerprints.for_baseline(path, texts)
-    inspected = {(fingerprints.relative(r.kernel.file), r.kernel.name) for r in run.reports
-                 if r.kernel.status == "ok"}
+    inspected = {(fingerprints.relative(r.kernel.file), r.kernel.name) for r in run.reports if r.kernel.status == "ok"}
     whole_files = {fingerprints.relative(real) for real, whole in complete.items() if whole}
-    result = baseline.match(run.findings, entries, fingerprints,
-                            judged=lambda e: (e.file, e.kernel) in inspected or e.file in whole_files)
+    result = baseline.match(
+        run.findings, entries, fingerprints, judged=lambda e: (e.file, e.kernel) in inspected or e.file in whole_files
+    )
     new = set(map(id, result.new))
-    lines = [f"tl-inspect: baseline {path}: {result.known} finding(s) baselined, "
-             f"{len(result.stale)} entr{'y' if len(result.stale) == 1 else 'ies'} no longer occur"
-             + (" (refresh with --write-baseline):" if result.stale else "")]
-    lines += [f"  {e.file} {e.kernel}: {e.rule} {e.slug}" + (f" x{e.count}" if e.count > 1 else "")
-              + f": {e.statement}" for e in result.stale]
+    lines = [
+        f"tl-inspect: baseline {path}: {result.known} finding(s) baselined, "
+        f"{len(result.stale)} entr{'y' if len(result.stale) == 1 else 'ies'} no longer occur"
+        + (" (refresh with --write-baseline):" if result.stale else "")
+    ]
+    lines += [
+        f"  {e.file} {e.kernel}: {e.rule} {e.slug}" + (f" x{e.count}" if e.count > 1 else "") + f": {e.statement}"
+        for e in result.stale
+    ]
     return _keep(run, lambda f: id(f) in new), "\n".join(lines)
 
 

@@ -11,9 +11,10 @@ from tl_inspect.wording import byte_size, plural
 
 
 def clean(argv: list[str]) -> int:
-    argparse.ArgumentParser(prog="tl-inspect clean",
-                            description="Remove every cached inspection result (the calibrated cost tables "
-                                        "are kept).").parse_args(argv)
+    argparse.ArgumentParser(
+        prog="tl-inspect clean",
+        description="Remove every cached inspection result (the calibrated cost tables are kept).",
+    ).parse_args(argv)
     removed, size = cache.clean()
     print(f"tl-inspect: removed {plural(removed, 'cached result')} ({byte_size(size)}) from {cache_dir()}")
     return EXIT_CLEAN

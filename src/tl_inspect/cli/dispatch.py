@@ -20,8 +20,15 @@ from tl_inspect.lint.changes import ChangesError
 from tl_inspect.lint.merge import MergeError
 from tl_inspect.lint.settings import ConfigError
 
-SUBCOMMANDS = {"rules": list_rules, "rule": explain_rule, "explain": explain, "calibrate": calibrate,
-               "merge": merge, "server": server, "clean": clean}
+SUBCOMMANDS = {
+    "rules": list_rules,
+    "rule": explain_rule,
+    "explain": explain,
+    "calibrate": calibrate,
+    "merge": merge,
+    "server": server,
+    "clean": clean,
+}
 
 
 def run_command(argv: list[str]) -> int:

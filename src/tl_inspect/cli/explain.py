@@ -9,8 +9,8 @@ import sys
 from tl_inspect.api import inspect
 from tl_inspect.cli.usage import EXIT_CLEAN, EXIT_ERROR, UsageError, parse_args_option
 from tl_inspect.files.sources import SourceFiles
-from tl_inspect.inspector import TargetError
 from tl_inspect.gpu.arch import DEFAULT_ARCH
+from tl_inspect.inspector import TargetError
 from tl_inspect.reports.explain import explain_kernel
 
 
@@ -18,14 +18,24 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tl-inspect explain",
         description="Why each narrow or costly global access lost its width: the decision chain step by "
-                    "step with this access's answers, the proof (its CUDA before and after the change) and the "
-                    "fix; then every other finding with its evidence, why it matters and its fix.")
+        "step with this access's answers, the proof (its CUDA before and after the change) and the "
+        "fix; then every other finding with its evidence, why it matters and its fix.",
+    )
     parser.add_argument("paths", nargs="+", metavar="FILE[::KERNEL]")
     parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"CUDA target arch (default {DEFAULT_ARCH})")
-    parser.add_argument("-a", "--arg", action="append", default=[], metavar="NAME=VALUE",
-                        help="argument for a FILE.py::factory target (repeatable)")
-    parser.add_argument("--show-fixes", action="store_true",
-                        help="verify each finding's automatic fix (one more compile per fix) and show its diff")
+    parser.add_argument(
+        "-a",
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="argument for a FILE.py::factory target (repeatable)",
+    )
+    parser.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="verify each finding's automatic fix (one more compile per fix) and show its diff",
+    )
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store inspection results")
     return parser
 
@@ -39,8 +49,13 @@ def explain(argv: list[str]) -> int:
     failed = False
     for path in options.paths:
         try:
-            report = inspect(path, arch=options.arch, fixes=options.show_fixes, cache=not options.no_cache,
-                             **(args if "::" in path else {}))
+            report = inspect(
+                path,
+                arch=options.arch,
+                fixes=options.show_fixes,
+                cache=not options.no_cache,
+                **(args if "::" in path else {}),
+            )
         except TargetError as exc:
             raise UsageError(str(exc)) from None
         for file in report.run.files:

@@ -14,7 +14,8 @@ def merge(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tl-inspect merge",
         description="Combine the --format json or --format sarif reports of `--shard K/N` runs into one report "
-                    "of the same format, as one run over every file would have written it.")
+        "of the same format, as one run over every file would have written it.",
+    )
     parser.add_argument("reports", nargs="+", metavar="REPORT")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the merged report to FILE (default: stdout)")
     options = parser.parse_args(argv)

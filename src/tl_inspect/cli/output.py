@@ -22,10 +22,10 @@ def check_outputs(options: argparse.Namespace, targets: list) -> None:
         raise UsageError("standard output is closed: give -o FILE for the report")
     inspected = {os.path.realpath(t.path) for t in targets}
     for flag, path in (("-o", options.output), ("--write-baseline", options.write_baseline)):
-        if path and os.path.isfile(path) and (path.endswith((".py", ".pyi"))
-                                              or os.path.realpath(path) in inspected):
-            raise UsageError(f"{flag} {path}: this is a Python file; tl-inspect does not overwrite code, "
-                             f"give another file")
+        if path and os.path.isfile(path) and (path.endswith((".py", ".pyi")) or os.path.realpath(path) in inspected):
+            raise UsageError(
+                f"{flag} {path}: this is a Python file; tl-inspect does not overwrite code, give another file"
+            )
         if path:
             try:
                 with open(path, "a", encoding="utf-8"):
@@ -67,8 +67,10 @@ def write_report(run: RunResult, options: argparse.Namespace) -> None:
             print(f"tl-inspect: error: {file.path}: {file.error}", file=sys.stderr)
     for report in run.reports:
         if report.kernel.status != "ok":
-            print(f"tl-inspect: error: {report.kernel.file} kernel {report.kernel.name}: {report.kernel.error}",
-                  file=sys.stderr)
+            print(
+                f"tl-inspect: error: {report.kernel.file} kernel {report.kernel.name}: {report.kernel.error}",
+                file=sys.stderr,
+            )
 
 
 def write_folders(run: RunResult, options: argparse.Namespace) -> None:

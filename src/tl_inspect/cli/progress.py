@@ -22,9 +22,15 @@ def progress_bar(jobs: list) -> Iterator[Callable[[FileResult], None] | None]:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    columns = (TextColumn("inspecting"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-               TextColumn("{task.fields[kernels]} kernels"), TimeElapsedColumn(),
-               TextColumn("[dim]{task.fields[last]}"))
+    columns = (
+        TextColumn("inspecting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files"),
+        TextColumn("{task.fields[kernels]} kernels"),
+        TimeElapsedColumn(),
+        TextColumn("[dim]{task.fields[last]}"),
+    )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("inspect", total=len(jobs), kernels=0, last="")
         kernels = 0

@@ -29,6 +29,10 @@ def explain_rule(argv: list[str]) -> int:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    Console().print(Markdown(f"# {rule.code} {rule.slug} ({rule.severity})\n\n{rule.summary()}\n\n"
-                             f"{rule.documentation()}\n\n**Fix:** {rule.fix}"))
+    Console().print(
+        Markdown(
+            f"# {rule.code} {rule.slug} ({rule.severity})\n\n{rule.summary()}\n\n"
+            f"{rule.documentation()}\n\n**Fix:** {rule.fix}"
+        )
+    )
     return EXIT_CLEAN

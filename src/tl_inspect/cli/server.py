@@ -11,8 +11,9 @@ def server(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="tl-inspect server",
         description="A language server over stdio for editors: diagnostics on open and save, hover with the "
-                    "verdict, cost and proof, code actions for the verified fixes. Configuration comes from the "
-                    "pyproject.toml nearest the folder the editor starts it in.")
+        "verdict, cost and proof, code actions for the verified fixes. Configuration comes from the "
+        "pyproject.toml nearest the folder the editor starts it in.",
+    )
     parser.parse_args(argv)
     # pygls and lsprotocol take most of a second to import: only the server needs them
     from tl_inspect.server import serve

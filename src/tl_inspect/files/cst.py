@@ -50,8 +50,14 @@ class FixSource:
     def kernel_block(self, line: int):
         """The `with T.Kernel(...)` whose body holds `line` (the alias of tilelang.language is then
         `block.items[0].item.func.value`), else None."""
-        return next((block for block in self.enclosing(cst.With, line) if _is_call(block.items[0].item, "Kernel")
-                     and isinstance(block.items[0].item.func, cst.Attribute)), None)
+        return next(
+            (
+                block
+                for block in self.enclosing(cst.With, line)
+                if _is_call(block.items[0].item, "Kernel") and isinstance(block.items[0].item.func, cst.Attribute)
+            ),
+            None,
+        )
 
     def integer_literal(self, expr, kernel: str):
         """The integer literal that gives `expr` its value in the kernel named `kernel`: `expr` itself; for a
@@ -65,8 +71,14 @@ class FixSource:
         for function in self.enclosing(cst.FunctionDef, self.start(expr)):
             parameters = function.params
             positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
-            parameter = next((p for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
-                              if p.name.value == expr.value), None)
+            parameter = next(
+                (
+                    p
+                    for p in (*parameters.posonly_params, *parameters.params, *parameters.kwonly_params)
+                    if p.name.value == expr.value
+                ),
+                None,
+            )
             if parameter is None:
                 continue
             call = self._built_by(kernel, function.name.value)
@@ -74,8 +86,10 @@ class FixSource:
             if call is not None:
                 index = positional.index(expr.value) if expr.value in positional else None
                 plain = [a for a in call.args if a.keyword is None and not a.star]
-                passed = next((a.value for a in call.args if a.keyword and a.keyword.value == expr.value),
-                              plain[index].value if index is not None and index < len(plain) else None)
+                passed = next(
+                    (a.value for a in call.args if a.keyword and a.keyword.value == expr.value),
+                    plain[index].value if index is not None and index < len(plain) else None,
+                )
             value = passed if passed is not None else parameter.default
             return value if isinstance(value, cst.Integer) else None
         values = [value for target, value in self._module_assignments() if target == expr.value]
@@ -91,13 +105,18 @@ class FixSource:
     def _module_assignments(self) -> list:
         """(name, value) of each name the module's top-level statements assign, `A, B = 1, 2` pairwise."""
         pairs = []
-        lines = [s for s in (self.wrapper.module.body if self.wrapper else ()) if isinstance(s, cst.SimpleStatementLine)]
+        lines = [
+            s for s in (self.wrapper.module.body if self.wrapper else ()) if isinstance(s, cst.SimpleStatementLine)
+        ]
         for line in lines:
             for assign in (s for s in line.body if isinstance(s, cst.Assign)):
                 for target in assign.targets:
                     names, values = target.target, assign.value
-                    if isinstance(names, cst.Tuple) and isinstance(values, cst.Tuple) \
-                            and len(names.elements) == len(values.elements):
+                    if (
+                        isinstance(names, cst.Tuple)
+                        and isinstance(values, cst.Tuple)
+                        and len(names.elements) == len(values.elements)
+                    ):
                         pairs.extend((n.value, v.value) for n, v in zip(names.elements, values.elements))
                     else:
                         pairs.append((names, values))

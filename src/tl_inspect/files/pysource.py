@@ -67,7 +67,7 @@ def scan(text: str) -> PySource:
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
-                trailing = bool(tokens) or bool(tok.line[:tok.start[1]].strip())
+                trailing = bool(tokens) or bool(tok.line[: tok.start[1]].strip())
                 comments.append((tok.start[0], tok.start[1] + 1, tok.string, trailing))
             elif tok.type == tokenize.NEWLINE:
                 if tokens:
@@ -80,6 +80,10 @@ def scan(text: str) -> PySource:
     except (tokenize.TokenError, SyntaxError):
         return PySource((), ())
     source = PySource(tuple(statements), ())
-    return PySource(source.statements, tuple(
-        Comment(line, col, comment, source.statement_at(line) if trailing else None)
-        for line, col, comment, trailing in comments))
+    return PySource(
+        source.statements,
+        tuple(
+            Comment(line, col, comment, source.statement_at(line) if trailing else None)
+            for line, col, comment, trailing in comments
+        ),
+    )

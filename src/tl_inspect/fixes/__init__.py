@@ -15,8 +15,9 @@ def edits_between(before: str, after: str) -> tuple:
     """The line edits that turn `before` into `after`."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    return tuple(Edit(i1 + 1, i2 + 1, "".join(new[j1:j2]))
-                 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+    return tuple(
+        Edit(i1 + 1, i2 + 1, "".join(new[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
 
 
 def fix_from(applicability: str, before: str, after: str | None) -> Fix | None:
@@ -48,7 +49,7 @@ def apply_fixes(text: str, fixes: list) -> str:
     for edit in sorted(edits.values(), key=lambda e: (e.line, e.end_line), reverse=True):
         if edit.end_line > len(lines) and lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"  # an edit of the last line, which had no newline: each edit's lines end in one
-        lines[edit.line - 1:edit.end_line - 1] = edit.content.splitlines(keepends=True)
+        lines[edit.line - 1 : edit.end_line - 1] = edit.content.splitlines(keepends=True)
     return "".join(lines)
 
 
@@ -64,9 +65,15 @@ def line_map(before: str, after: str) -> dict:
 
 
 def unified_diff(path: str, before: str, after: str, context: int = 3) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{os.path.normpath(path)}", tofile=f"b/{os.path.normpath(path)}",
-                                        n=context))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{os.path.normpath(path)}",
+            tofile=f"b/{os.path.normpath(path)}",
+            n=context,
+        )
+    )
 
 
 def fix_diff(fix: Fix, path: str, text: str) -> str:
@@ -76,10 +83,12 @@ def fix_diff(fix: Fix, path: str, text: str) -> str:
 
 
 def fix_note(fix: Fix) -> str:
-    """"safe fix, verified" / "unsafe fix, verified: apply it with --fix --unsafe-fixes" / "fix not offered: ..."."""
+    """ "safe fix, verified" / "unsafe fix, verified: apply it with --fix --unsafe-fixes" / "fix not offered: ..."."""
     if not fix.verified:
         return f"fix not offered: {fix.refused}"
     if fix.applicability == "unsafe":
-        return ("unsafe fix, verified (it may change the launch or the tensors a caller passes, or rest on a promise "
-                "only you can make): apply it with --fix --unsafe-fixes")
+        return (
+            "unsafe fix, verified (it may change the launch or the tensors a caller passes, or rest on a promise "
+            "only you can make): apply it with --fix --unsafe-fixes"
+        )
     return "safe fix, verified: apply it with --fix"

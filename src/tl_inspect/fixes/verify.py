@@ -15,9 +15,9 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.fixes import apply_fixes, compatible, line_map
 from tl_inspect.model import FileResult, Finding, Fix, Verdict
-from tl_inspect.files.sources import SourceFiles
 
 MAX_ROUNDS = 4
 
@@ -62,9 +62,18 @@ class Fixer:
         by_path: dict = {}
         for report in reports:
             by_path.setdefault(report.kernel.file, []).append(report)
-        states = [FileFixes(job, file, tuple(by_path[job.path]), texts.text(job.path), texts.text(job.path),
-                            _source_digest(file, job.path))
-                  for job, file in zip(jobs, files) if by_path.get(job.path)]
+        states = [
+            FileFixes(
+                job,
+                file,
+                tuple(by_path[job.path]),
+                texts.text(job.path),
+                texts.text(job.path),
+                _source_digest(file, job.path),
+            )
+            for job, file in zip(jobs, files)
+            if by_path.get(job.path)
+        ]
         return self.judge(states)
 
     def judge(self, states: list[FileFixes]) -> list[FileFixes]:
@@ -83,8 +92,9 @@ class Fixer:
         for _ in range(MAX_ROUNDS):
             rounds = []
             for state in states:
-                chosen = compatible([f for f in _candidates(state.reports, verified=True)
-                                     if f.applicability in applicabilities])
+                chosen = compatible(
+                    [f for f in _candidates(state.reports, verified=True) if f.applicability in applicabilities]
+                )
                 if chosen:
                     rounds.append((state, chosen, apply_fixes(state.text, chosen)))
             if not rounds:
@@ -99,8 +109,17 @@ class Fixer:
                     chosen = chosen[:1]
                     fixed = _fixed_by(state, chosen)
                     trial = self._trials[(state.job.path, _digest(apply_fixes(state.text, chosen)))]
-                moved.append(FileFixes(state.job, trial.result, trial.reports, state.original, trial.text,
-                                       state.digest, state.applied + tuple(_original_findings(state, fixed))))
+                moved.append(
+                    FileFixes(
+                        state.job,
+                        trial.result,
+                        trial.reports,
+                        state.original,
+                        trial.text,
+                        state.digest,
+                        state.applied + tuple(_original_findings(state, fixed)),
+                    )
+                )
             states = self.judge(moved) + [s for s in states if s.job.path not in {m.job.path for m in moved}]
         return states
 
@@ -148,7 +167,7 @@ class Fixer:
 def fix_key(state: FileFixes, fix: Fix) -> tuple:
     """What identifies a fix across rounds, whose line numbers move: the text it changes and makes."""
     lines = state.text.splitlines()
-    return state.job.path, tuple((" ".join(lines[e.line - 1:e.end_line - 1]), e.content) for e in fix.edits)
+    return state.job.path, tuple((" ".join(lines[e.line - 1 : e.end_line - 1]), e.content) for e in fix.edits)
 
 
 def _candidates(reports, verified: bool | None = None) -> list[Fix]:
@@ -178,8 +197,10 @@ def _findings_of(reports) -> list[Finding]:
 def _original_findings(state: FileFixes, fixed: list) -> list:
     """The fixed findings as the original file reported them (the earlier rounds moved their lines)."""
     back = {after: before for before, after in line_map(state.original, state.text).items()}
-    return [dataclasses.replace(f, line=back.get(f.line, f.line), autofix=dataclasses.replace(f.autofix, verified=True))
-            for f in fixed]
+    return [
+        dataclasses.replace(f, line=back.get(f.line, f.line), autofix=dataclasses.replace(f.autofix, verified=True))
+        for f in fixed
+    ]
 
 
 def _identity(finding: Finding, line: int | None) -> tuple:
@@ -236,8 +257,10 @@ def _no_nearer_the_floor(finding: Finding, state: FileFixes, after: dict) -> str
     # the launch's work, its own time left out: a launch of a few KiB hides any gain behind that time, and the
     # fix is judged as the finding was, on a launch large enough to show it
     if _work_us(before) <= NEARER * _work_us(fixed) and before.time_us < NEARER * fixed.time_us:
-        return (f"the fixed kernel is estimated at {fixed.time_us:.4g} us against {before.time_us:.4g} us before: no "
-                f"nearer its floor of {before.floor_us:.4g} us")
+        return (
+            f"the fixed kernel is estimated at {fixed.time_us:.4g} us against {before.time_us:.4g} us before: no "
+            f"nearer its floor of {before.floor_us:.4g} us"
+        )
     return ""
 
 
@@ -268,7 +291,9 @@ def _narrower_than_proof(finding: Finding, state: FileFixes, after: dict, moved:
             want = min(finding.proof.bits_after, access.max_bits or finding.proof.bits_after)
             got = wide.get((access.buffer, access.kind), 0)
             if got < want:
-                return f"the {access.buffer} {access.kind} is {got}-bit after the fix, not {want}-bit as the proof showed"
+                return (
+                    f"the {access.buffer} {access.kind} is {got}-bit after the fix, not {want}-bit as the proof showed"
+                )
     return ""
 
 

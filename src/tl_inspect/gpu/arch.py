@@ -45,23 +45,63 @@ def _tensor(fp16: float, fp8: float | None, int8: float, tf32: float) -> dict:
 
 # the opt-in maximum of shared memory per block, in KiB, is CUDA's (CUDA C++ Programming Guide, "Technical
 # Specifications per Compute Capability")
-ARCHES = {arch.name: arch for arch in (
-    Arch("sm_70", 96), Arch("sm_72", 96), Arch("sm_75", 64),
-    Arch("sm_80", 163, gpu="A100 SXM4 80GB", bandwidth=2.039e12, tensor=_tensor(312e12, None, 624e12, 156e12),
-         float32=19.5e12, sms=108),
-    Arch("sm_86", 99), Arch("sm_87", 163),
-    Arch("sm_89", 99, gpu="L40S", bandwidth=864e9, tensor=_tensor(362e12, 733e12, 733e12, 183e12),
-         float32=91.6e12, sms=142),
-    Arch("sm_90", 227, arch_specific=True, gpu="H200 SXM", bandwidth=4.8e12,
-         tensor=_tensor(989.5e12, 1979e12, 1979e12, 494.5e12), float32=67e12, sms=132),
-    Arch("sm_100", 227, arch_specific=True, gpu="HGX B200", bandwidth=8e12,
-         tensor=_tensor(2250e12, 4500e12, 4500e12, 1100e12), float32=80e12, sms=148),
-    Arch("sm_101", 227), Arch("sm_103", 227), Arch("sm_110", 227), Arch("sm_120", 99), Arch("sm_121", 99),
-)}
+ARCHES = {
+    arch.name: arch
+    for arch in (
+        Arch("sm_70", 96),
+        Arch("sm_72", 96),
+        Arch("sm_75", 64),
+        Arch(
+            "sm_80",
+            163,
+            gpu="A100 SXM4 80GB",
+            bandwidth=2.039e12,
+            tensor=_tensor(312e12, None, 624e12, 156e12),
+            float32=19.5e12,
+            sms=108,
+        ),
+        Arch("sm_86", 99),
+        Arch("sm_87", 163),
+        Arch(
+            "sm_89",
+            99,
+            gpu="L40S",
+            bandwidth=864e9,
+            tensor=_tensor(362e12, 733e12, 733e12, 183e12),
+            float32=91.6e12,
+            sms=142,
+        ),
+        Arch(
+            "sm_90",
+            227,
+            arch_specific=True,
+            gpu="H200 SXM",
+            bandwidth=4.8e12,
+            tensor=_tensor(989.5e12, 1979e12, 1979e12, 494.5e12),
+            float32=67e12,
+            sms=132,
+        ),
+        Arch(
+            "sm_100",
+            227,
+            arch_specific=True,
+            gpu="HGX B200",
+            bandwidth=8e12,
+            tensor=_tensor(2250e12, 4500e12, 4500e12, 1100e12),
+            float32=80e12,
+            sms=148,
+        ),
+        Arch("sm_101", 227),
+        Arch("sm_103", 227),
+        Arch("sm_110", 227),
+        Arch("sm_120", 99),
+        Arch("sm_121", 99),
+    )
+}
 
 
 def normalised(spelling: str) -> str:
-    """"sm_90" for "sm_90", "sm_90a", "sm_90f", "90" and "9.0" (the driver's compute capability): the arch
+    """ "sm_90" for "sm_90", "sm_90a", "sm_90f", "90" and "9.0" (the driver's compute capability): the arch
     without its arch- or family-specific suffix."""
     return "sm_" + spelling.strip().lower().removeprefix("sm_").replace(".", "").rstrip("af")
 

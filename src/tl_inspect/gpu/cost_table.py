@@ -71,12 +71,12 @@ class CostTable:
 
     @property
     def short_name(self) -> str:
-        """"H200" for "NVIDIA H200": what the sentences call the GPU."""
+        """ "H200" for "NVIDIA H200": what the sentences call the GPU."""
         return re.sub(r"^(NVIDIA|Tesla)\s+", "", self.gpu).strip() or self.gpu
 
     @property
     def on_gpu(self) -> str:
-        """"on an H200", "on a B200": the letter's name decides the article."""
+        """ "on an H200", "on a B200": the letter's name decides the article."""
         article = "an" if self.short_name[:1].upper() in "AEFHILMNORSX" else "a"
         return f"on {article} {self.short_name}"
 
@@ -88,7 +88,7 @@ class CostTable:
         return int(self["launch_ns"] * self["full_speed_bytes_per_ns"])
 
     def describe(self) -> str:
-        """"the H200 table shipped with tl-inspect", "the NVIDIA A100 table fitted in /path"."""
+        """ "the H200 table shipped with tl-inspect", "the NVIDIA A100 table fitted in /path"."""
         if self.origin == SHIPPED:
             return f"the {self.short_name} cost table shipped with tl-inspect"
         return f"the {self.short_name} cost table fitted by `tl-inspect calibrate` ({self.origin})"
@@ -103,7 +103,7 @@ class CostTable:
 def from_dict(data, origin: str) -> CostTable:
     """The table in `data` (a table file's JSON); every term must be there, a positive number."""
     if not isinstance(data, dict) or not isinstance(data.get("gpu"), str) or not isinstance(data.get("terms"), dict):
-        raise CostTableError(f"{origin}: not a tl-inspect cost table (needs \"gpu\" and \"terms\")")
+        raise CostTableError(f'{origin}: not a tl-inspect cost table (needs "gpu" and "terms")')
     terms = dict(data["terms"])
     if origin != SHIPPED:
         # a table fitted before a term existed prices that term as the shipped table does
@@ -111,8 +111,11 @@ def from_dict(data, origin: str) -> CostTable:
     missing = [name for name in TERMS if name not in terms]
     if missing:
         raise CostTableError(f"{origin}: the cost table has no {', '.join(missing)}")
-    bad = [name for name in TERMS if isinstance(terms[name], bool) or not isinstance(terms[name], (int, float))
-           or not terms[name] > 0]
+    bad = [
+        name
+        for name in TERMS
+        if isinstance(terms[name], bool) or not isinstance(terms[name], (int, float)) or not terms[name] > 0
+    ]
     if bad:
         raise CostTableError(f"{origin}: the cost table's {', '.join(bad)} must be positive numbers")
     return CostTable(gpu=data["gpu"], terms=tuple((name, float(terms[name])) for name in TERMS), origin=origin)
@@ -167,8 +170,10 @@ def select(gpu: str | None, local_gpus=None) -> CostTable:
         if same_gpu(gpu, base.gpu):
             return base
         known = sorted({base.short_name, *(read(path).short_name for path in fitted)})
-        raise CostTableError(f"--gpu {gpu}: no cost table for that GPU (tables: {', '.join(known)}; "
-                             f"`tl-inspect calibrate` on one fits its own)")
+        raise CostTableError(
+            f"--gpu {gpu}: no cost table for that GPU (tables: {', '.join(known)}; "
+            f"`tl-inspect calibrate` on one fits its own)"
+        )
     if fitted and local_gpus is not None:
         names = local_gpus()
         for path in fitted:

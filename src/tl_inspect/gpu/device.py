@@ -12,8 +12,13 @@ from tl_inspect.gpu.arch import normalised
 def gpus() -> list:
     """[(name, compute capability "9.0"), ...] of this machine's CUDA devices, as the driver lists them."""
     try:
-        found = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
-                               capture_output=True, text=True, timeout=30, check=True).stdout
+        found = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         found = ""
     return [tuple(part.strip() for part in line.rsplit(",", 1)) for line in found.splitlines() if "," in line]

@@ -8,9 +8,14 @@ compiled and read), `rewrites` (kernels rebuilt without one cause, for the proof
 import importlib
 
 # each name is loaded on first use: the command line starts the zygote before any of them is needed
-_HOMES = {"DEFAULT_TIMEOUT_SECONDS": "processes.pool", "inspect_jobs": "processes.pool",
-          "Target": "discovery.targets", "TargetError": "discovery.targets", "parse_targets": "discovery.targets",
-          "Job": "processes.job"}
+_HOMES = {
+    "DEFAULT_TIMEOUT_SECONDS": "processes.pool",
+    "inspect_jobs": "processes.pool",
+    "Target": "discovery.targets",
+    "TargetError": "discovery.targets",
+    "parse_targets": "discovery.targets",
+    "Job": "processes.job",
+}
 
 __all__ = sorted(_HOMES)
 

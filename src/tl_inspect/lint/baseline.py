@@ -18,9 +18,9 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from tl_inspect.model import Finding
 from tl_inspect.files.pysource import scan
 from tl_inspect.files.sources import read_bounded
+from tl_inspect.model import Finding
 
 FORMAT_VERSION = 1
 
@@ -112,24 +112,33 @@ def load(path: str) -> list[Entry]:
     if not isinstance(document, dict) or document.get("tool") != "tl-inspect" or "findings" not in document:
         raise BaselineError(f"{path}: not a tl-inspect baseline (write one with --write-baseline)")
     if document.get("baseline") != FORMAT_VERSION:
-        raise BaselineError(f"{path}: baseline format {document.get('baseline')!r} is not supported "
-                            f"(this tl-inspect reads {FORMAT_VERSION}); write it again with --write-baseline")
+        raise BaselineError(
+            f"{path}: baseline format {document.get('baseline')!r} is not supported "
+            f"(this tl-inspect reads {FORMAT_VERSION}); write it again with --write-baseline"
+        )
     try:
         entries = [Entry(**item) for item in document["findings"]]
     except TypeError as exc:
         raise BaselineError(f"{path}: malformed baseline entry ({exc})") from None
     for number, entry in enumerate(entries, 1):
         fields = vars(entry)
-        wrong = [name for name, value in fields.items()
-                 if not (isinstance(value, int) and not isinstance(value, bool) and value > 0 if name == "count"
-                         else isinstance(value, str))]
+        wrong = [
+            name
+            for name, value in fields.items()
+            if not (
+                isinstance(value, int) and not isinstance(value, bool) and value > 0
+                if name == "count"
+                else isinstance(value, str)
+            )
+        ]
         if wrong:
             raise BaselineError(f"{path}: malformed baseline entry {number}: {wrong[0]} = {fields[wrong[0]]!r}")
     return entries
 
 
-def match(findings: list[Finding], entries: list[Entry], fingerprints: Fingerprints,
-          judged: Callable[[Entry], bool]) -> Match:
+def match(
+    findings: list[Finding], entries: list[Entry], fingerprints: Fingerprints, judged: Callable[[Entry], bool]
+) -> Match:
     """Split findings into new and baselined; `judged(entry)`: the run inspected the entry's kernel
     completely, so an entry without a finding there no longer occurs."""
     remaining = {e.fingerprint: e.count for e in entries}
@@ -140,6 +149,9 @@ def match(findings: list[Finding], entries: list[Entry], fingerprints: Fingerpri
             remaining[fingerprint] -= 1
         else:
             new.append(finding)
-    stale = [Entry(**{**vars(e), "count": remaining[e.fingerprint]}) for e in entries
-             if remaining[e.fingerprint] > 0 and judged(e)]
+    stale = [
+        Entry(**{**vars(e), "count": remaining[e.fingerprint]})
+        for e in entries
+        if remaining[e.fingerprint] > 0 and judged(e)
+    ]
     return Match(new=new, known=len(findings) - len(new), stale=stale)

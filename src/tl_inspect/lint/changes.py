@@ -41,12 +41,18 @@ class Changes:
 
 
 def changes_since(rev: str, cwd: str = ".") -> Changes:
-    top = _git(cwd, "rev-parse", "--show-toplevel",
-               failure="--diff-against needs a git repository ({cause})").strip()
-    _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}",
-         failure=f"--diff-against: unknown revision {rev!r}")
-    base = _git(top, "merge-base", rev, "HEAD",
-                failure=f"--diff-against: {rev!r} has no common history with HEAD").strip()
+    top = _git(cwd, "rev-parse", "--show-toplevel", failure="--diff-against needs a git repository ({cause})").strip()
+    _git(
+        top,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        f"{rev}^{{commit}}",
+        failure=f"--diff-against: unknown revision {rev!r}",
+    )
+    base = _git(
+        top, "merge-base", rev, "HEAD", failure=f"--diff-against: {rev!r} has no common history with HEAD"
+    ).strip()
     lines = hunk_lines(_git(top, *_DIFF, "--diff-filter=d", "-U0", base, "--", failure="git diff failed: {cause}"))
     changed: dict = {os.path.realpath(os.path.join(top, path)): frozenset(found) for path, found in lines.items()}
     untracked = _git(top, "ls-files", "--others", "--exclude-standard", "-z", failure="git ls-files failed: {cause}")
@@ -80,8 +86,14 @@ def _unquote(path: str) -> str:
 
 def _git(cwd: str, *args: str, failure: str) -> str:
     try:
-        done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=cwd, capture_output=True,
-                              text=True, encoding="utf-8", errors="replace")
+        done = subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
     except OSError as exc:
         raise ChangesError(failure.replace("{cause}", f"cannot run git: {exc.strerror}")) from None
     if done.returncode != 0:

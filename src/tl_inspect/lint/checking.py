@@ -8,11 +8,11 @@ import dataclasses
 import os
 
 from tl_inspect.analysis.kernel import KernelModel
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.lint.settings import Settings
+from tl_inspect.lint.suppressions import suppress
 from tl_inspect.model import FileResult, Finding, KernelArtifact, KernelReport
 from tl_inspect.rules import Rule, RuleContext, registered_rules
-from tl_inspect.files.sources import SourceFiles
-from tl_inspect.lint.suppressions import suppress
 
 
 class RuleFailure(Exception):
@@ -43,8 +43,9 @@ def check_kernel(kernel: KernelArtifact, source_text: str, rules: list[type[Rule
     return sorted(unique.values(), key=lambda f: (f.line, f.rule))
 
 
-def check_files(jobs: list, files: list[FileResult], settings: Settings, rules: list,
-                texts: SourceFiles) -> tuple[list[KernelReport], dict]:
+def check_files(
+    jobs: list, files: list[FileResult], settings: Settings, rules: list, texts: SourceFiles
+) -> tuple[list[KernelReport], dict]:
     """Run the selected rules on every kernel, then each source file's suppressions over its findings.
 
     Returns the reports, and for each source file (real path) whether every kernel it defines was
@@ -59,8 +60,12 @@ def check_files(jobs: list, files: list[FileResult], settings: Settings, rules: 
             except RuleFailure as exc:
                 kernel, findings = dataclasses.replace(kernel, status="error", error=str(exc)), ()
             checked_reports.append(KernelReport(kernel, findings))
-        whole = (job.only is None and file.error is None and not file.notes
-                 and all(r.kernel.status == "ok" for r in checked_reports))
+        whole = (
+            job.only is None
+            and file.error is None
+            and not file.notes
+            and all(r.kernel.status == "ok" for r in checked_reports)
+        )
         for report in checked_reports:
             real = os.path.realpath(report.kernel.file)
             complete[real] = complete.get(real, True) and whole

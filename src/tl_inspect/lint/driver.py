@@ -11,10 +11,10 @@ from tl_inspect._version import __version__
 from tl_inspect.files.sources import SourceFiles
 from tl_inspect.fixes.verify import Fixer
 from tl_inspect.inspector import DEFAULT_TIMEOUT_SECONDS, Job, inspect_jobs
+from tl_inspect.inspector.discovery.cases import SWEEP_KEY
 from tl_inspect.inspector.measurement.device import measure_timeout, measuring
 from tl_inspect.lint.checking import all_rules, check_files
 from tl_inspect.lint.settings import ConfigError, Settings, find_config, load_config, resolve_settings
-from tl_inspect.inspector.discovery.cases import SWEEP_KEY
 from tl_inspect.model import FileResult, RunResult
 from tl_inspect.tir.deepstack import call_on_deep_stack
 
@@ -68,20 +68,36 @@ def lint(targets: list, settings: Settings, inspection: Inspection, table, progr
     Raises NoGpu, before anything is inspected, when measuring is asked where it cannot be done."""
     config = settings.config
     with measuring(settings.arch, inspection.measure_seconds) as budget:
-        jobs = [Job(path=t.path, arch=settings.arch, run_nvcc=inspection.nvcc, prove=inspection.prove, only=t.only,
-                    args=inspection.args if t.only and not inspection.swept else {},
-                    all_configs=inspection.all_configs,
-                    cases=_target_cases(config.cases_for(t.path), t.only, inspection.args, inspection.swept),
-                    infer=config.infer_cases and inspection.infer, max_inferred=config.max_inferred_cases,
-                    measure_budget=budget, cost_table=table)
-                for t in targets]
+        jobs = [
+            Job(
+                path=t.path,
+                arch=settings.arch,
+                run_nvcc=inspection.nvcc,
+                prove=inspection.prove,
+                only=t.only,
+                args=inspection.args if t.only and not inspection.swept else {},
+                all_configs=inspection.all_configs,
+                cases=_target_cases(config.cases_for(t.path), t.only, inspection.args, inspection.swept),
+                infer=config.infer_cases and inspection.infer,
+                max_inferred=config.max_inferred_cases,
+                measure_budget=budget,
+                cost_table=table,
+            )
+            for t in targets
+        ]
         readable = [job for job, target in zip(jobs, targets) if not target.error]
         with (progress or _silent)(readable) as on_done:
-            inspected = iter(inspect_jobs(
-                readable, workers=settings.jobs,
-                timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
-                max_memory=settings.max_memory, on_done=on_done,
-                use_cache=inspection.use_cache and not inspection.measure, cache_max_mb=config.cache_max_mb))
+            inspected = iter(
+                inspect_jobs(
+                    readable,
+                    workers=settings.jobs,
+                    timeout=measure_timeout(settings.timeout or DEFAULT_TIMEOUT_SECONDS, budget),
+                    max_memory=settings.max_memory,
+                    on_done=on_done,
+                    use_cache=inspection.use_cache and not inspection.measure,
+                    cache_max_mb=config.cache_max_mb,
+                )
+            )
     files = [FileResult(path=t.path, error=t.error) if t.error else next(inspected) for t in targets]
     return check(jobs, files, settings, table)
 
@@ -91,8 +107,14 @@ def check(jobs: list, files: list[FileResult], settings: Settings, table) -> Lin
     recurse on expression depth)."""
     texts = SourceFiles()
     reports, complete = call_on_deep_stack(check_files, jobs, files, settings, all_rules(), texts)
-    run = RunResult(version=__version__, arch=settings.arch, files=tuple(files), reports=tuple(reports),
-                    rules=settings.rules, cost_table=table)
+    run = RunResult(
+        version=__version__,
+        arch=settings.arch,
+        files=tuple(files),
+        reports=tuple(reports),
+        rules=settings.rules,
+        cost_table=table,
+    )
     return Lint(run, tuple(jobs), complete, texts)
 
 
@@ -102,10 +124,16 @@ def fixer(settings: Settings) -> Fixer:
     rules = all_rules()
 
     def lint_copies(jobs: list) -> list:
-        results = inspect_jobs(jobs, workers=settings.jobs, timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
-                               max_memory=settings.max_memory)
-        return [(result, tuple(check_files([job], [result], settings, rules, SourceFiles({job.path: job.source}))[0]))
-                for job, result in zip(jobs, results)]
+        results = inspect_jobs(
+            jobs,
+            workers=settings.jobs,
+            timeout=settings.timeout or DEFAULT_TIMEOUT_SECONDS,
+            max_memory=settings.max_memory,
+        )
+        return [
+            (result, tuple(check_files([job], [result], settings, rules, SourceFiles({job.path: job.source}))[0]))
+            for job, result in zip(jobs, results)
+        ]
 
     return Fixer(lint_copies)
 

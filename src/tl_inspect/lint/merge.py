@@ -15,8 +15,12 @@ class MergeError(ValueError):
 def _kind(document, path: str) -> str:
     if isinstance(document, dict) and document.get("tool") == "tl-inspect" and "kernels" in document:
         return "json"
-    if isinstance(document, dict) and isinstance(document.get("runs"), list) and len(document["runs"]) == 1 \
-            and document["runs"][0].get("tool", {}).get("driver", {}).get("name") == "tl-inspect":
+    if (
+        isinstance(document, dict)
+        and isinstance(document.get("runs"), list)
+        and len(document["runs"]) == 1
+        and document["runs"][0].get("tool", {}).get("driver", {}).get("name") == "tl-inspect"
+    ):
         return "sarif"
     raise MergeError(f"{path}: not a report of tl-inspect --format json or --format sarif")
 
@@ -36,8 +40,9 @@ def read(paths: list[str]) -> tuple[str, list[dict]]:
         raise MergeError("cannot merge JSON with SARIF: " + ", ".join(f"{p} is {k}" for p, k in kinds.items()))
     arches = {path: _arch(document) for path, document in zip(paths, documents)}
     if len(set(arches.values())) > 1:
-        raise MergeError("the shards were inspected for different archs: "
-                         + ", ".join(f"{p} {a}" for p, a in arches.items()))
+        raise MergeError(
+            "the shards were inspected for different archs: " + ", ".join(f"{p} {a}" for p, a in arches.items())
+        )
     return kinds[paths[0]], documents
 
 
@@ -76,21 +81,31 @@ def merge_sarif(documents: list[dict]) -> dict:
             rules.setdefault(rule["id"], rule)
     order = sorted(rules)
     index = {code: i for i, code in enumerate(order)}
-    results = [{**result, "ruleIndex": index[result["ruleId"]]} if "ruleIndex" in result else result
-               for run in runs for result in run.get("results", [])]
-    results.sort(key=lambda r: _in_order(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-                                         if r.get("locations") else ""))
+    results = [
+        {**result, "ruleIndex": index[result["ruleId"]]} if "ruleIndex" in result else result
+        for run in runs
+        for result in run.get("results", [])
+    ]
+    results.sort(
+        key=lambda r: _in_order(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] if r.get("locations") else ""
+        )
+    )
     invocations = [i for run in runs for i in run.get("invocations", [])]
     merged_run = {
         **runs[0],
         "tool": {"driver": {**runs[0]["tool"]["driver"], "rules": [rules[code] for code in order]}},
-        "invocations": [{
-            "executionSuccessful": all(i.get("executionSuccessful", True) for i in invocations),
-            "toolExecutionNotifications": [n for i in invocations for n in i.get("toolExecutionNotifications", [])],
-        }],
+        "invocations": [
+            {
+                "executionSuccessful": all(i.get("executionSuccessful", True) for i in invocations),
+                "toolExecutionNotifications": [n for i in invocations for n in i.get("toolExecutionNotifications", [])],
+            }
+        ],
         "results": results,
-        "properties": {**runs[0].get("properties", {}),
-                       "summary": merge_summaries([run.get("properties", {}).get("summary", {}) for run in runs])},
+        "properties": {
+            **runs[0].get("properties", {}),
+            "summary": merge_summaries([run.get("properties", {}).get("summary", {}) for run in runs]),
+        },
     }
     return {**documents[0], "runs": [merged_run]}
 

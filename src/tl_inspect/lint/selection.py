@@ -8,7 +8,7 @@ class SelectionError(ValueError):
 
 
 def parse_list(value) -> list[str]:
-    """"A, B" or ["A", "B"] -> ["A", "B"]."""
+    """ "A, B" or ["A", "B"] -> ["A", "B"]."""
     if value is None:
         return []
     items = value.split(",") if isinstance(value, str) else list(value)

@@ -20,16 +20,30 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib
 
-from tl_inspect.gpu.arch import DEFAULT_ARCH
-from tl_inspect.inspector.processes.cache import DEFAULT_MAX_MB
-from tl_inspect.model import SEVERITIES
-from tl_inspect.lint.selection import SelectionError, check_selectors, matches, parse_list, select_rules
 from tl_inspect.files.sources import read_bounded
+from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.inspector.discovery.cases import expand_cases, shown
+from tl_inspect.inspector.processes.cache import DEFAULT_MAX_MB
+from tl_inspect.lint.selection import SelectionError, check_selectors, matches, parse_list, select_rules
+from tl_inspect.model import SEVERITIES
 
 SECTION = "tl-inspect"
-KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "arch", "gpu", "timeout", "max-memory", "jobs",
-        "fail-on", "cases", "infer-cases", "max-inferred-cases", "cache-max-mb")
+KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "per-file-ignores",
+    "arch",
+    "gpu",
+    "timeout",
+    "max-memory",
+    "jobs",
+    "fail-on",
+    "cases",
+    "infer-cases",
+    "max-inferred-cases",
+    "cache-max-mb",
+)
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
 
 
@@ -61,8 +75,9 @@ class Config:
     def ignored_for(self, path: str) -> list[str]:
         """Selectors that `per-file-ignores` removes for `path`."""
         relative = _relative(path, self.root)
-        return [s for pattern, selectors in self.per_file_ignores if _path_matches(pattern, relative)
-                for s in selectors]
+        return [
+            s for pattern, selectors in self.per_file_ignores if _path_matches(pattern, relative) for s in selectors
+        ]
 
     def cases_for(self, path: str) -> dict:
         """factory -> [kwargs, ...] that the file sets for the user file at `path`."""
@@ -141,7 +156,8 @@ def load_config(path: str | None, all_rules: list) -> Config:
         return tuple(items)
 
     return Config(
-        path=path, root=root,
+        path=path,
+        root=root,
         select=value("select", selectors),
         ignore=value("ignore", selectors) or (),
         extend_select=value("extend-select", selectors) or (),
@@ -153,25 +169,47 @@ def load_config(path: str | None, all_rules: list) -> Config:
         jobs=value("jobs", check_jobs),
         fail_on=value("fail-on", check_fail_on),
         cases=value("cases", lambda raw: _cases(raw, root)) or {},
-        **{name: checked for name, checked in (("infer_cases", value("infer-cases", check_bool)),
-                                               ("max_inferred_cases", value("max-inferred-cases", check_count)),
-                                               ("cache_max_mb", value("cache-max-mb", check_count)))
-           if checked is not None},
+        **{
+            name: checked
+            for name, checked in (
+                ("infer_cases", value("infer-cases", check_bool)),
+                ("max_inferred_cases", value("max-inferred-cases", check_count)),
+                ("cache_max_mb", value("cache-max-mb", check_count)),
+            )
+            if checked is not None
+        },
     )
 
 
-def resolve_settings(config: Config, all_rules: list, *, select=None, ignore=None, extend_select=None,
-                     arch=None, gpu=None, timeout=None, max_memory=None, jobs=None, fail_on=None) -> Settings:
+def resolve_settings(
+    config: Config,
+    all_rules: list,
+    *,
+    select=None,
+    ignore=None,
+    extend_select=None,
+    arch=None,
+    gpu=None,
+    timeout=None,
+    max_memory=None,
+    jobs=None,
+    fail_on=None,
+) -> Settings:
     """Lay command-line values (None: not given) over the configuration file."""
     from_file = select_rules(all_rules, config.select, config.ignore, config.extend_select)
     try:
         rules = select_rules(all_rules, select, ignore, extend_select, base=from_file)
     except SelectionError as exc:
         raise ConfigError(str(exc)) from None
-    flag = {"arch": arch, "gpu": gpu, "timeout": timeout, "max_memory": max_memory, "jobs": jobs,
-            "fail_on": fail_on}
-    checks = {"arch": check_arch, "gpu": check_gpu, "timeout": check_timeout, "max_memory": check_memory,
-              "jobs": check_jobs, "fail_on": check_fail_on}
+    flag = {"arch": arch, "gpu": gpu, "timeout": timeout, "max_memory": max_memory, "jobs": jobs, "fail_on": fail_on}
+    checks = {
+        "arch": check_arch,
+        "gpu": check_gpu,
+        "timeout": check_timeout,
+        "max_memory": check_memory,
+        "jobs": check_jobs,
+        "fail_on": check_fail_on,
+    }
     chosen = {}
     for name, given in flag.items():
         if given is not None:
@@ -213,8 +251,10 @@ def check_memory(raw) -> int:
         raise ConfigError(f"expected a size such as 4096 (MiB), '512M' or '4G', got {shown(raw)}")
     mib = int(match.group(1)) * (1024 if (match.group(2) or "M")[0].upper() == "G" else 1)
     if not MIN_MEMORY_MIB <= mib <= MAX_MEMORY_MIB:
-        raise ConfigError(f"expected a size from {MIN_MEMORY_MIB}M (what a worker needs beyond tilelang) to "
-                          f"{MAX_MEMORY_MIB >> 10}G, got {shown(raw)}")
+        raise ConfigError(
+            f"expected a size from {MIN_MEMORY_MIB}M (what a worker needs beyond tilelang) to "
+            f"{MAX_MEMORY_MIB >> 10}G, got {shown(raw)}"
+        )
     return mib
 
 
@@ -278,8 +318,9 @@ def _cases(raw, root: str) -> dict:
         except ValueError as exc:
             raise ConfigError(f"{exc} (such as [{{N = 4096}}] or {{sweep = {{N = [4096, 4095]}}}})") from None
         if not expanded or not all(name.isidentifier() for case in expanded for name in case):
-            raise ConfigError(f"{shown(key)}: expected a list of argument tables such as [{{N = 4096}}], "
-                              f"got {shown(value)}")
+            raise ConfigError(
+                f"{shown(key)}: expected a list of argument tables such as [{{N = 4096}}], got {shown(value)}"
+            )
         cases[(os.path.realpath(path), factory)] = expanded
     return cases
 
@@ -312,4 +353,5 @@ def _path_matches(pattern: str, relative: str) -> bool:
     if "/" not in pattern and fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], pattern):
         return True
     return fnmatch.fnmatchcase(relative, pattern) or (
-        pattern.startswith("**/") and fnmatch.fnmatchcase(relative, pattern[3:]))
+        pattern.startswith("**/") and fnmatch.fnmatchcase(relative, pattern[3:])
+    )

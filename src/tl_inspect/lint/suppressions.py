@@ -16,10 +16,10 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from tl_inspect.model import Finding, KernelReport
 from tl_inspect.files.pysource import scan
-from tl_inspect.rules.unused_suppression import UnusedSuppression
 from tl_inspect.lint.selection import matches
+from tl_inspect.model import Finding, KernelReport
+from tl_inspect.rules.unused_suppression import UnusedSuppression
 
 _DIRECTIVE = re.compile(r"tl-inspect:\s*(?P<kind>ignore-file|ignore)(?:\[(?P<names>[^\]]*)\])?")
 
@@ -45,14 +45,14 @@ def parse_directives(text: str) -> list[Directive]:
             names = tuple(n.strip() for n in (match.group("names") or "").split(",") if n.strip())
             file_wide = match.group("kind") == "ignore-file"
             statement = comment.statement or source.statement_after(comment.line)
-            covers = frozenset() if file_wide or statement is None else frozenset(
-                range(statement.start, statement.end + 1))
+            covers = (
+                frozenset() if file_wide or statement is None else frozenset(range(statement.start, statement.end + 1))
+            )
             directives.append(Directive(comment.line, comment.col, names, file_wide, covers, match.group(0)))
     return directives
 
 
-def suppress(reports: list[KernelReport], text: str, checked: list, all_rules: list,
-             judge: bool) -> list[KernelReport]:
+def suppress(reports: list[KernelReport], text: str, checked: list, all_rules: list, judge: bool) -> list[KernelReport]:
     """Drop the findings of one source file's kernels that its suppressions cover, and add an
     `unused-suppression` finding for each suppression (or name in one) that covered nothing.
 
@@ -68,8 +68,13 @@ def suppress(reports: list[KernelReport], text: str, checked: list, all_rules: l
     def suppressed(finding: Finding, reported: Directive | None = None) -> bool:
         rule = by_code.get(finding.rule)
         # a directive never hides the report of its own uselessness (`ignore[ALL]` would)
-        hits = [(d, name) for d in directives if d is not reported and d.applies_to(finding)
-                for name in d.names if rule is not None and matches(rule, name)]
+        hits = [
+            (d, name)
+            for d in directives
+            if d is not reported and d.applies_to(finding)
+            for name in d.names
+            if rule is not None and matches(rule, name)
+        ]
         used.update(hits)
         return bool(hits)
 
@@ -82,8 +87,10 @@ def suppress(reports: list[KernelReport], text: str, checked: list, all_rules: l
                 finding = _finding(reports[index], directive, message)
                 if not suppressed(finding, directive):
                     kept[index].append(finding)
-    return [dataclasses.replace(report, findings=tuple(sorted(findings, key=lambda f: (f.line, f.rule))))
-            for report, findings in zip(reports, kept)]
+    return [
+        dataclasses.replace(report, findings=tuple(sorted(findings, key=lambda f: (f.line, f.rule))))
+        for report, findings in zip(reports, kept)
+    ]
 
 
 def _unused_message(directive: Directive, used: set, checked: list, all_rules: list, judge: bool) -> str:
@@ -95,10 +102,14 @@ def _unused_message(directive: Directive, used: set, checked: list, all_rules: l
     if not judge:
         return ""
     judged = [rule for rule in checked if rule is not UnusedSuppression]
-    unused = [n for n in directive.names
-              if (directive, n) not in used and n.upper() != UnusedSuppression.code
-              and n != UnusedSuppression.slug
-              and any(matches(rule, n) for rule in judged)]
+    unused = [
+        n
+        for n in directive.names
+        if (directive, n) not in used
+        and n.upper() != UnusedSuppression.code
+        and n != UnusedSuppression.slug
+        and any(matches(rule, n) for rule in judged)
+    ]
     if not unused:
         return ""
     where = "in this file" if directive.file_wide else "on this statement"
@@ -113,6 +124,14 @@ def _owner(reports: list[KernelReport], line: int) -> int:
 
 def _finding(report: KernelReport, directive: Directive, message: str) -> Finding:
     rule = UnusedSuppression
-    return Finding(rule=rule.code, slug=rule.slug, severity=rule.severity, message=message, fix=rule.fix,
-                   file=report.kernel.file, line=directive.line, kernel=report.kernel.name,
-                   col=directive.col)
+    return Finding(
+        rule=rule.code,
+        slug=rule.slug,
+        severity=rule.severity,
+        message=message,
+        fix=rule.fix,
+        file=report.kernel.file,
+        line=directive.line,
+        kernel=report.kernel.name,
+        col=directive.col,
+    )

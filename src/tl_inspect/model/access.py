@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass
 from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.tir.nodes import dtype_bits
 
-
 # the TIR snapshots the inspector keeps, in pipeline order
 STAGE_FRONTEND = "frontend"
 STAGE_LAYOUT = "layout_inference"
@@ -74,9 +73,15 @@ class Proof:
     stride_after: int | None
 
     def as_dict(self) -> dict:
-        return {"change": self.change, "cuda_before": self.cuda_before, "cuda_after": self.cuda_after,
-                "bits_before": self.bits_before, "bits_after": self.bits_after,
-                "stride_before": self.stride_before, "stride_after": self.stride_after}
+        return {
+            "change": self.change,
+            "cuda_before": self.cuda_before,
+            "cuda_after": self.cuda_after,
+            "bits_before": self.bits_before,
+            "bits_after": self.bits_after,
+            "stride_before": self.stride_before,
+            "stride_after": self.stride_after,
+        }
 
 
 @dataclass(frozen=True)
@@ -113,10 +118,14 @@ class Cost:
     table: CostTable | None = None  # the cost table the estimate comes from (None: the shipped H200 one)
 
     def as_dict(self) -> dict:
-        return {"estimate": self.estimate, "basis": self.basis, "per_access": self.per_access,
-                "launch_bytes": self.launch_bytes,
-                **({"estimate_at_size": self.at_size} if self.at_size is not None else {}),
-                **_measurement(self.measured, self.unmeasured)}
+        return {
+            "estimate": self.estimate,
+            "basis": self.basis,
+            "per_access": self.per_access,
+            "launch_bytes": self.launch_bytes,
+            **({"estimate_at_size": self.at_size} if self.at_size is not None else {}),
+            **_measurement(self.measured, self.unmeasured),
+        }
 
 
 @dataclass(frozen=True)
@@ -186,21 +195,31 @@ class Access:
 
     @property
     def width_class(self) -> str:
-        """"128-bit" for full-width vector accesses, "narrow" for 2+ lanes below that, else "scalar"."""
+        """ "128-bit" for full-width vector accesses, "narrow" for 2+ lanes below that, else "scalar"."""
         if self.bits >= 128:
             return "128-bit"
         return "narrow" if self.lanes > 1 else "scalar"
 
     def as_dict(self) -> dict:
         return {
-            "buffer": self.buffer, "kind": self.json_kind, "direction": self.kind, "dtype": self.dtype,
-            "line": self.line, "cuda_lines": list(self.cuda_lines), "bits": self.bits,
-            "max_bits": self.max_bits, "lane_stride_bytes": self.lane_stride_bytes,
-            "request_bytes": self.request_bytes, "sectors": self.sectors,
+            "buffer": self.buffer,
+            "kind": self.json_kind,
+            "direction": self.kind,
+            "dtype": self.dtype,
+            "line": self.line,
+            "cuda_lines": list(self.cuda_lines),
+            "bits": self.bits,
+            "max_bits": self.max_bits,
+            "lane_stride_bytes": self.lane_stride_bytes,
+            "request_bytes": self.request_bytes,
+            "sectors": self.sectors,
             "thread_run_bytes": self.thread_run_bytes,
-            "elements_per_thread": self.elements_per_thread, "verdict": self.verdict,
-            "cause": self.cause.kind if self.cause else None, "reason": self.reason or None,
-            "cost": self.cost, "share": round(self.share, 4),
+            "elements_per_thread": self.elements_per_thread,
+            "verdict": self.verdict,
+            "cause": self.cause.kind if self.cause else None,
+            "reason": self.reason or None,
+            "cost": self.cost,
+            "share": round(self.share, 4),
             "proof": self.proof.as_dict() if self.proof else None,
             "gain": self.gain.as_dict() if self.gain else None,
             **_measurement(self.measured, self.unmeasured),
@@ -244,8 +263,12 @@ class Gain:
         return self.time_us / self.fixed_us if self.fixed_us else 1.0
 
     def as_dict(self) -> dict:
-        return {"factor": round(self.factor, 2), "time_us": rounded_us(self.time_us), "fixed_us": rounded_us(self.fixed_us),
-                "floor_us": rounded_us(self.floor_us)}
+        return {
+            "factor": round(self.factor, 2),
+            "time_us": rounded_us(self.time_us),
+            "fixed_us": rounded_us(self.fixed_us),
+            "floor_us": rounded_us(self.floor_us),
+        }
 
 
 def rounded_us(value: float | None) -> float | None:
@@ -283,8 +306,19 @@ class SharedAccess:
         return None if self.proof_wavefronts is None else self.proof_wavefronts / self.phases
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "buffer": self.buffer, "dtype": self.dtype, "bits": self.bits, "line": self.line,
-                "cuda_lines": list(self.cuda_lines), "wavefronts": self.wavefronts, "phases": self.phases,
-                "degree": self.degree, "banks": list(self.banks), "colliding": list(self.colliding),
-                "proof": None if self.proof_wavefronts is None else
-                {"change": self.proof_change, "degree": self.proof_degree}}
+        return {
+            "kind": self.kind,
+            "buffer": self.buffer,
+            "dtype": self.dtype,
+            "bits": self.bits,
+            "line": self.line,
+            "cuda_lines": list(self.cuda_lines),
+            "wavefronts": self.wavefronts,
+            "phases": self.phases,
+            "degree": self.degree,
+            "banks": list(self.banks),
+            "colliding": list(self.colliding),
+            "proof": None
+            if self.proof_wavefronts is None
+            else {"change": self.proof_change, "degree": self.proof_degree},
+        }

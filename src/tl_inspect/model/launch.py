@@ -106,7 +106,7 @@ class Ledger:
 
     @property
     def bound(self) -> str | None:
-        """"memory" or "compute" on unique bytes against the ridge; None when either is unknown."""
+        """ "memory" or "compute" on unique bytes against the ridge; None when either is unknown."""
         return self._bound(self.intensity)
 
     @property
@@ -116,21 +116,32 @@ class Ledger:
 
     def as_dict(self) -> dict:
         return {
-            "threads_launched": self.threads_launched, "threads_working": self.threads_working,
-            "thread_guard": self.thread_guard or None, "blocks": self.blocks, "grid": self.grid,
+            "threads_launched": self.threads_launched,
+            "threads_working": self.threads_working,
+            "thread_guard": self.thread_guard or None,
+            "blocks": self.blocks,
+            "grid": self.grid,
             "elements_per_thread": self.elements_per_thread,
             "read_bytes_per_block": self.read_bytes_per_block,
             "written_bytes_per_block": self.written_bytes_per_block,
-            "read_bytes": self.read_bytes, "written_bytes": self.written_bytes,
-            "flops_per_block": self.flops_per_block, "flops_basis": self.flops_basis or None,
+            "read_bytes": self.read_bytes,
+            "written_bytes": self.written_bytes,
+            "flops_per_block": self.flops_per_block,
+            "flops_basis": self.flops_basis or None,
             "float_ops_per_block": self.float_ops_per_block,
-            "unique_read_bytes": self.unique_read_bytes, "unique_written_bytes": self.unique_written_bytes,
-            "unique_bytes": self.unique_bytes, "requested_bytes": self.requested_bytes,
-            "reuse": None if self.reuse is None else round(self.reuse, 2), "flops": self.flops,
+            "unique_read_bytes": self.unique_read_bytes,
+            "unique_written_bytes": self.unique_written_bytes,
+            "unique_bytes": self.unique_bytes,
+            "requested_bytes": self.requested_bytes,
+            "reuse": None if self.reuse is None else round(self.reuse, 2),
+            "flops": self.flops,
             "intensity": None if self.intensity is None else round(self.intensity, 3),
             "requested_intensity": None if self.requested_intensity is None else round(self.requested_intensity, 3),
-            "ridge": None if self.ridge is None else round(self.ridge, 1), "bound": self.bound,
-            "requested_bound": self.requested_bound, "peaks_of": self.peaks_of or None, "sms": self.sms,
+            "ridge": None if self.ridge is None else round(self.ridge, 1),
+            "bound": self.bound,
+            "requested_bound": self.requested_bound,
+            "peaks_of": self.peaks_of or None,
+            "sms": self.sms,
             "shared_bytes_per_block": self.shared_bytes_per_block,
         }
 
@@ -163,11 +174,15 @@ class Estimate:
 
     def as_dict(self) -> dict:
         gap = self.gap
-        return {"time_us": rounded_us(self.time_us), "floor_us": rounded_us(self.floor_us),
-                "gap": None if gap is None else round(gap, 2),
-                "limited_by": self.uncounted or self.limited_by, "floor_of": self.floor_of or None,
-                "parts": {name: rounded_us(us) for name, us in self.parts},
-                **({"filled_us": rounded_us(self.filled_us)} if self.filled_us is not None else {})}
+        return {
+            "time_us": rounded_us(self.time_us),
+            "floor_us": rounded_us(self.floor_us),
+            "gap": None if gap is None else round(gap, 2),
+            "limited_by": self.uncounted or self.limited_by,
+            "floor_of": self.floor_of or None,
+            "parts": {name: rounded_us(us) for name, us in self.parts},
+            **({"filled_us": rounded_us(self.filled_us)} if self.filled_us is not None else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -189,6 +204,10 @@ class KernelTiming:
     def as_dict(self, estimate: Estimate | None) -> dict:
         gap = self.gap(estimate)
         achieved = self.achieved_bytes_per_s
-        return {"time_us": rounded_us(self.time_us), "gap": None if gap is None else round(gap, 2),
-                "achieved_bytes_per_s": None if achieved is None else round(achieved),
-                "gpu": self.gpu, "spread": self.spread}
+        return {
+            "time_us": rounded_us(self.time_us),
+            "gap": None if gap is None else round(gap, 2),
+            "achieved_bytes_per_s": None if achieved is None else round(achieved),
+            "gpu": self.gpu,
+            "spread": self.spread,
+        }

@@ -86,8 +86,11 @@ class Edit:
 
     def as_dict(self) -> dict:
         # ruff's edit: 1-based rows and columns, the end exclusive
-        return {"content": self.content, "location": {"row": self.line, "column": 1},
-                "end_location": {"row": self.end_line, "column": 1}}
+        return {
+            "content": self.content,
+            "location": {"row": self.line, "column": 1},
+            "end_location": {"row": self.end_line, "column": 1},
+        }
 
 
 @dataclass(frozen=True)
@@ -147,12 +150,22 @@ class Finding:
 
     def as_dict(self) -> dict:
         data = {
-            "rule": self.rule, "slug": self.slug, "severity": self.severity, "name": self.name,
-            "args": dict(self.args), "message": self.message, "fix": self.fix, "file": self.file, "line": self.line,
+            "rule": self.rule,
+            "slug": self.slug,
+            "severity": self.severity,
+            "name": self.name,
+            "args": dict(self.args),
+            "message": self.message,
+            "fix": self.fix,
+            "file": self.file,
+            "line": self.line,
             "end_line": self.end_line if self.end_line is not None else self.line,
-            "cuda_lines": list(self.cuda_lines), "kernel": self.kernel, "col": self.col,
-            "evidence": list(self.evidence) if self.gain is None else
-            {"kind": self.evidence_kind, "shows": self.gain.shows, "lines": list(self.evidence)},
+            "cuda_lines": list(self.cuda_lines),
+            "kernel": self.kernel,
+            "col": self.col,
+            "evidence": list(self.evidence)
+            if self.gain is None
+            else {"kind": self.evidence_kind, "shows": self.gain.shows, "lines": list(self.evidence)},
         }
         if self.gain is not None:
             data["gain"] = self.gain.as_dict()

@@ -45,12 +45,10 @@ def rule_table(run: RunResult) -> list[RuleInfo]:
     """The selected rules, then any rule that only appears in findings, sorted by code."""
     table: dict[str, RuleInfo] = {}
     for rule in run.rules:
-        table[rule.code] = RuleInfo(rule.code, rule.slug, rule.severity, rule.summary(),
-                                    rule.documentation(), rule.fix)
+        table[rule.code] = RuleInfo(rule.code, rule.slug, rule.severity, rule.summary(), rule.documentation(), rule.fix)
     for finding in run.findings:
         if finding.rule not in table:
-            table[finding.rule] = RuleInfo(finding.rule, finding.slug, finding.severity, finding.slug, "",
-                                           finding.fix)
+            table[finding.rule] = RuleInfo(finding.rule, finding.slug, finding.severity, finding.slug, "", finding.fix)
     return sorted(table.values(), key=lambda rule: rule.code)
 
 
@@ -97,29 +95,37 @@ REREAD = 1.5
 
 
 def _per_byte(intensity: float) -> str:
-    """"63", "1365", "0.17": whole FLOP per byte, or two significant digits below ten."""
+    """ "63", "1365", "0.17": whole FLOP per byte, or two significant digits below ten."""
     return f"{intensity:.0f}" if intensity >= 10 else f"{intensity:.2g}"
 
 
 def bound_phrase(ledger) -> str:
-    """"compute-bound at 1365 FLOP/B if the L2 serves the 21x re-reads, memory-bound at 63 FLOP/B if it
+    """ "compute-bound at 1365 FLOP/B if the L2 serves the 21x re-reads, memory-bound at 63 FLOP/B if it
     does not", or "memory-bound at 0.17 FLOP/B"; "" without a bound."""
     if not ledger.bound:
         return ""
     phrase = f"{ledger.bound}-bound at {_per_byte(ledger.intensity)} FLOP/B"
     if ledger.requested_bound and ledger.requested_bound != ledger.bound:
-        phrase += (f" if the L2 serves the {ledger.reuse:.0f}x re-reads, {ledger.requested_bound}-bound at "
-                   f"{_per_byte(ledger.requested_intensity)} FLOP/B if it does not")
+        phrase += (
+            f" if the L2 serves the {ledger.reuse:.0f}x re-reads, {ledger.requested_bound}-bound at "
+            f"{_per_byte(ledger.requested_intensity)} FLOP/B if it does not"
+        )
     return phrase
 
 
 def ledger_short(ledger) -> str:
     """The ledger in a few words, for a kernel's summary line."""
-    parts = [f"{byte_size(ledger.read_bytes)} read, {byte_size(ledger.written_bytes)} written"
-             if ledger.blocks is not None else "bytes per launch unknown (run-time grid)"]
+    parts = [
+        f"{byte_size(ledger.read_bytes)} read, {byte_size(ledger.written_bytes)} written"
+        if ledger.blocks is not None
+        else "bytes per launch unknown (run-time grid)"
+    ]
     if ledger.reuse is not None and ledger.reuse >= REREAD:
-        rereads = "" if ledger.requested_bound and ledger.requested_bound != ledger.bound else \
-            f" ({ledger.reuse:.0f}x re-read)"
+        rereads = (
+            ""
+            if ledger.requested_bound and ledger.requested_bound != ledger.bound
+            else f" ({ledger.reuse:.0f}x re-read)"
+        )
         parts.append(f"{byte_size(ledger.unique_bytes)} unique{rereads}")
     if ledger.threads_working < ledger.threads_launched:
         parts.append(f"{ledger.threads_working} of {ledger.threads_launched} threads work")
@@ -129,19 +135,19 @@ def ledger_short(ledger) -> str:
 
 
 def us(value: float) -> str:
-    """"690 us", "4.6 us", "1.21 ms"."""
+    """ "690 us", "4.6 us", "1.21 ms"."""
     if value >= 10_000:
         return f"{value / 1000:.3g} ms"
     return f"{value:.3g} us" if value < 100 else f"{value:.0f} us"
 
 
 def times(factor: float) -> str:
-    """"1.29x", "8.62x", "647x": two decimals under ten, three significant digits above."""
+    """ "1.29x", "8.62x", "647x": two decimals under ten, three significant digits above."""
     return f"{factor:.2f}x" if factor < 10 else f"{factor:.3g}x"
 
 
 def estimate_phrase(estimate, gpu: str) -> str:
-    """"estimated 690 us against a floor of 4.6 us on an H200: 150x, limited by 16 working threads ...";
+    """ "estimated 690 us against a floor of 4.6 us on an H200: 150x, limited by 16 working threads ...";
     with the reason where there is no estimate, or no gap."""
     if estimate is None:
         return ""
@@ -154,7 +160,7 @@ def estimate_phrase(estimate, gpu: str) -> str:
 
 
 def measured_phrase(kernel) -> str:
-    """"measured 2675 us on this NVIDIA H200: 617x its floor, 1.6 GB/s" after --measure, or why not."""
+    """ "measured 2675 us on this NVIDIA H200: 617x its floor, 1.6 GB/s" after --measure, or why not."""
     timing = kernel.timing
     if timing is None:
         return kernel.untimed
@@ -196,12 +202,17 @@ def ledger_rows(ledger, arch: str) -> list[tuple[str, str]]:
         ("threads that work", threads),
         ("elements per thread", f"up to {ledger.elements_per_thread} through one access"),
         ("read per launch", f"{byte_size(ledger.read_bytes)} ({byte_size(ledger.read_bytes_per_block)} per block)"),
-        ("written per launch",
-         f"{byte_size(ledger.written_bytes)} ({byte_size(ledger.written_bytes_per_block)} per block)"),
+        (
+            "written per launch",
+            f"{byte_size(ledger.written_bytes)} ({byte_size(ledger.written_bytes_per_block)} per block)",
+        ),
     ]
     if ledger.unique_bytes is not None:
-        reuse = (f": the launch requests them {ledger.reuse:.1f}x over, the reuse the caches must serve"
-                 if ledger.reuse is not None and ledger.reuse >= REREAD else "")
+        reuse = (
+            f": the launch requests them {ledger.reuse:.1f}x over, the reuse the caches must serve"
+            if ledger.reuse is not None and ledger.reuse >= REREAD
+            else ""
+        )
         rows.append(("unique per launch", f"{byte_size(ledger.unique_bytes)} (each tensor once){reuse}"))
     if ledger.flops is None:
         rows.append(("arithmetic", "not counted (a trip count or the grid known only at run time)"))
@@ -215,8 +226,13 @@ def ledger_rows(ledger, arch: str) -> list[tuple[str, str]]:
         intensity.append(f"{_per_byte(ledger.requested_intensity)} per requested byte")
     rows.append(("arithmetic intensity", ", ".join(intensity)))
     if ledger.bound:
-        rows.append(("bound on " + arch, f"{bound_phrase(ledger)}: the ridge is {_per_byte(ledger.ridge)} FLOP/B "
-                                         f"({ledger.peaks_of} datasheet peaks)"))
+        rows.append(
+            (
+                "bound on " + arch,
+                f"{bound_phrase(ledger)}: the ridge is {_per_byte(ledger.ridge)} FLOP/B "
+                f"({ledger.peaks_of} datasheet peaks)",
+            )
+        )
     elif ledger.ridge is None:
         rows.append(("bound on " + arch, "no peak numbers for this arch"))
     return rows
@@ -233,13 +249,18 @@ class RunSummary:
     bare: tuple = ()  # paths of files that define no kernel and no factory, and did not fail
 
     def phrase(self) -> str:
-        return (f"{plural(self.with_kernels, 'file')} with kernels, "
-                f"{len(self.needing_cases)} with factories but no inferable call, {self.failed} failed")
+        return (
+            f"{plural(self.with_kernels, 'file')} with kernels, "
+            f"{len(self.needing_cases)} with factories but no inferable call, {self.failed} failed"
+        )
 
     def as_dict(self) -> dict:
-        return {"files_with_kernels": self.with_kernels, "files_failed": self.failed,
-                "files_needing_cases": [{"path": path, "add": line} for path, line in self.needing_cases],
-                "kernels": self.kernels}
+        return {
+            "files_with_kernels": self.with_kernels,
+            "files_failed": self.failed,
+            "files_needing_cases": [{"path": path, "add": line} for path, line in self.needing_cases],
+            "kernels": self.kernels,
+        }
 
     def nothing_inspected(self, count_bare: bool = True) -> str | None:
         """Why a run that was given files inspected no kernel, in one line; None when it inspected one, or
@@ -249,8 +270,7 @@ class RunSummary:
             return None
         found = [f"{path} has factories that need arguments: add {line}" for path, line in self.needing_cases]
         if count_bare and self.bare:
-            found.append(f"{', '.join(self.bare)} define{'s' if len(self.bare) == 1 else ''} no kernel "
-                         f"and no factory")
+            found.append(f"{', '.join(self.bare)} define{'s' if len(self.bare) == 1 else ''} no kernel and no factory")
         return "no kernel was inspected: " + "; ".join(found)
 
 
@@ -267,6 +287,7 @@ def run_summary(run: RunResult) -> RunSummary:
 
 def cases_line(needs_cases: tuple) -> str:
     """`TL_INSPECT_CASES = {"matmul": [{"M": ..., "N": ...}]}`: the line that gives each factory a case."""
+
     def entry(factory: str, params: tuple) -> str:
         arguments = ", ".join(f'"{param}": ...' for param in params)
         return f'"{factory}": [{{{arguments}}}]'

@@ -10,7 +10,6 @@ import re
 
 from tl_inspect.model import RunResult
 
-
 # a folder name, well under the 255 bytes file systems allow (a long case label must not make --dump fail)
 _MAX_NAME = 96
 
@@ -19,7 +18,7 @@ def _safe(name: str) -> str:
     safe = re.sub(r"[^\w.\-=,\[\]]", "_", name, flags=re.ASCII)
     if len(safe) <= _MAX_NAME:
         return safe
-    return safe[:_MAX_NAME - 11] + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return safe[: _MAX_NAME - 11] + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
 
 
 def write_dump(run: RunResult, directory: str) -> list[str]:
@@ -38,9 +37,12 @@ def write_dump(run: RunResult, directory: str) -> list[str]:
             number += 1
             folder = f"{base}-{number}"
         os.makedirs(folder, exist_ok=True)
-        files = {"kernel.cu": k.source, "kernel.line.cu": k.source_with_directives,
-                 "layouts.txt": k.layout_text,
-                 "layouts.json": json.dumps([dataclasses.asdict(lay) for lay in k.layouts], indent=1)}
+        files = {
+            "kernel.cu": k.source,
+            "kernel.line.cu": k.source_with_directives,
+            "layouts.txt": k.layout_text,
+            "layouts.json": json.dumps([dataclasses.asdict(lay) for lay in k.layouts], indent=1),
+        }
         for stage, snapshot in k.snapshots.items():
             files[f"tir.{stage}.py"] = "\n\n".join(func.script for func in snapshot.funcs)
         for name, text in files.items():

@@ -17,16 +17,16 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from tl_inspect.gpu import cost_table
 from tl_inspect.causes import CHAIN, as_written, kind_of, root
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.fixes import fix_diff, fix_note
-from tl_inspect.tir.nodes import dtype_bits
+from tl_inspect.gpu import cost_table
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof, Verdict
 from tl_inspect.reports.common import estimate_rows, ledger_rows, times, us
 from tl_inspect.reports.phrases import EVIDENCE, access_cost_text, cost_sentence, proof_summary
-from tl_inspect.rules import find_rule, owner_of
 from tl_inspect.reports.verdict_text import cuda_change_lines, evidence_lines
-from tl_inspect.files.sources import SourceFiles
+from tl_inspect.rules import find_rule, owner_of
+from tl_inspect.tir.nodes import dtype_bits
 from tl_inspect.wording import accesses_text, byte_count, written_in
 
 QUESTION_WIDTH = max(len(question) for _, question in CHAIN)
@@ -114,11 +114,18 @@ def floor_rows(kernel: KernelArtifact, findings: tuple) -> tuple:
     rows = estimate_rows(kernel, cost_table.of(kernel.cost_table).on_gpu)
     gains = sorted((f for f in findings if f.gain is not None), key=lambda f: -f.gain.factor)
     for n, f in enumerate(gains, 1):
-        at_scale = (f", {times(f.cost.estimate)} for a launch large enough to hide the launch's own time"
-                    if f.cost is not None and abs(f.cost.estimate - f.gain.factor) > 0.05 * f.cost.estimate else "")
-        rows.append((f"largest cause {n}" if len(gains) > 1 else "largest cause",
-                     f"{f.slug} (line {f.line}): {us(f.gain.time_us)} -> {us(f.gain.fixed_us)} once fixed "
-                     f"({times(f.gain.factor)}{at_scale}), shown by {EVIDENCE[f.evidence_kind]}"))
+        at_scale = (
+            f", {times(f.cost.estimate)} for a launch large enough to hide the launch's own time"
+            if f.cost is not None and abs(f.cost.estimate - f.gain.factor) > 0.05 * f.cost.estimate
+            else ""
+        )
+        rows.append(
+            (
+                f"largest cause {n}" if len(gains) > 1 else "largest cause",
+                f"{f.slug} (line {f.line}): {us(f.gain.time_us)} -> {us(f.gain.fixed_us)} once fixed "
+                f"({times(f.gain.factor)}{at_scale}), shown by {EVIDENCE[f.evidence_kind]}",
+            )
+        )
     return tuple(rows)
 
 
@@ -135,8 +142,9 @@ def explain_text(view: KernelExplain) -> str:
             head = "\n".join([head, f"  {name}"] + [f"    {label:<{width}}  {value}" for label, value in rows])
     if view.note:
         head = f"{head}\n  {view.note}"
-    return "\n\n".join([head] + [_group_text(group) for group in view.groups]
-                       + [_finding_text(finding) for finding in view.findings])
+    return "\n\n".join(
+        [head] + [_group_text(group) for group in view.groups] + [_finding_text(finding) for finding in view.findings]
+    )
 
 
 def _group_text(group: ExplainGroup) -> str:
@@ -152,8 +160,14 @@ def _group_text(group: ExplainGroup) -> str:
 def _finding_text(finding: FindingExplain) -> str:
     lines = [f"  {finding.title}"] + ["  " + text for text in finding.evidence]
     if finding.why:
-        lines += textwrap.wrap(finding.why, WHY_WIDTH, initial_indent="    why     ", subsequent_indent=" " * 12,
-                               break_long_words=False, break_on_hyphens=False)
+        lines += textwrap.wrap(
+            finding.why,
+            WHY_WIDTH,
+            initial_indent="    why     ",
+            subsequent_indent=" " * 12,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
     lines += _cost_and_proof_lines(finding.cost, finding.proof, finding.cuda_change)
     return "\n".join(lines + _fix_lines(finding.fix))
 
@@ -192,10 +206,14 @@ def _finding(kernel: KernelArtifact, finding: Finding, sources: SourceFiles) -> 
     evidence = evidence_lines(kernel, finding.line, finding.cuda_lines, sources)[1:]
     evidence += [f"  evidence {line.strip()}" for line in finding.evidence[:MAX_EVIDENCE_LINES]]
     return FindingExplain(
-        title=f"{finding.rule} [{finding.slug}] line {finding.line}: {finding.message}", evidence=tuple(evidence),
-        why=rule.why() if rule is not None else "", cost=cost_sentence(finding.cost) if finding.cost else "",
-        proof=proof_summary(finding.proof) if finding.proof else "", cuda_change=finding.proof,
-        fix=_fix_text(finding, sources))
+        title=f"{finding.rule} [{finding.slug}] line {finding.line}: {finding.message}",
+        evidence=tuple(evidence),
+        why=rule.why() if rule is not None else "",
+        cost=cost_sentence(finding.cost) if finding.cost else "",
+        proof=proof_summary(finding.proof) if finding.proof else "",
+        cuda_change=finding.proof,
+        fix=_fix_text(finding, sources),
+    )
 
 
 def narrow_accesses(accesses) -> list[Access]:
@@ -215,8 +233,11 @@ def by_change(accesses) -> list[list[Access]]:
 def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles, fixes: tuple) -> ExplainGroup:
     # the access whose proof is shown: one that has a proof, a store before a load
     access = min(members, key=lambda a: (a.proof is None, a.kind != "store"))
-    title = (f"{accesses_text(members)}, line {access.line}: {access.bits}-bit"
-             + (f", up to {access.max_bits}-bit" if access.max_bits else "") + f" ({access.verdict})")
+    title = (
+        f"{accesses_text(members)}, line {access.line}: {access.bits}-bit"
+        + (f", up to {access.max_bits}-bit" if access.max_bits else "")
+        + f" ({access.verdict})"
+    )
     line_text = (sources.line(kernel.file, access.line) if access.line else None) or ""
     failed = _failed_step(access)
     steps = []
@@ -226,10 +247,16 @@ def _group(kernel: KernelArtifact, members: list[Access], sources: SourceFiles, 
         if step == failed:
             break
     return ExplainGroup(
-        title=title, evidence=tuple(evidence_lines(kernel, access.line, access.cuda_lines, sources)[1:]),
-        steps=tuple(steps), outcome=f"stopped at step {len(steps)}." if failed else _unfailed(access),
-        line=access.line, cost=access_cost_text(access, kernel.cost_table), proof=_proof(access), cuda_change=access.proof,
-        fixes=fixes)
+        title=title,
+        evidence=tuple(evidence_lines(kernel, access.line, access.cuda_lines, sources)[1:]),
+        steps=tuple(steps),
+        outcome=f"stopped at step {len(steps)}." if failed else _unfailed(access),
+        line=access.line,
+        cost=access_cost_text(access, kernel.cost_table),
+        proof=_proof(access),
+        cuda_change=access.proof,
+        fixes=fixes,
+    )
 
 
 def _proof(access: Access) -> str:
@@ -263,8 +290,10 @@ def _passed_answer(step: str, access: Access, line_text: str) -> str:
     """This access's answer at a step its cause does not fail."""
     if step == "index":
         index = written_in(line_text, access.buffer, f"{access.buffer}[{access.index}]")
-        return (f"`{index}`: neighbouring threads {byte_count(access.lane_stride_bytes)} apart, each thread walks "
-                f"{access.thread_run_bytes} contiguous bytes")
+        return (
+            f"`{index}`: neighbouring threads {byte_count(access.lane_stride_bytes)} apart, each thread walks "
+            f"{access.thread_run_bytes} contiguous bytes"
+        )
     if step == "predicate":
         return "no bounds check varies inside the group"
     if step == "cast":
@@ -272,8 +301,10 @@ def _passed_answer(step: str, access: Access, line_text: str) -> str:
         return f"{bits // dtype_bits(access.dtype)} x {access.dtype} ({bits} bits) allowed"
     if step == "store":
         return "not a store" if access.kind != "store" else "it advances with the lane"
-    return (f"{access.elements_per_thread} elements per thread; a warp instruction moves "
-            f"{access.request_bytes} B over {access.sectors} 32-byte sectors")
+    return (
+        f"{access.elements_per_thread} elements per thread; a warp instruction moves "
+        f"{access.request_bytes} B over {access.sectors} 32-byte sectors"
+    )
 
 
 def _failed_answer(access: Access, sources: SourceFiles, kernel: KernelArtifact) -> str:

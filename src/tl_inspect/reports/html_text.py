@@ -13,8 +13,17 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, String
 # the short classes report.css colours; a token type takes its nearest listed ancestor's class, any
 # other token is plain text (punctuation, operators and names stay uncoloured, which keeps the page small)
 TOKEN_CLASSES = {
-    Keyword: "k", Operator.Word: "k", Keyword.Type: "kt", Name.Builtin: "nb", Name.Function: "nf",
-    Name.Class: "nf", Name.Decorator: "nd", String: "s", Number: "m", Comment: "c", Comment.Preproc: "cp",
+    Keyword: "k",
+    Operator.Word: "k",
+    Keyword.Type: "kt",
+    Name.Builtin: "nb",
+    Name.Function: "nf",
+    Name.Class: "nf",
+    Name.Decorator: "nd",
+    String: "s",
+    Number: "m",
+    Comment: "c",
+    Comment.Preproc: "cp",
     Comment.PreprocFile: "cp",
 }
 LEXERS = {"python": PythonLexer, "cuda": CudaLexer}
@@ -27,8 +36,9 @@ def _token_class(ttype) -> str:
 
 
 def _line_markup(pieces: list) -> Markup:
-    return Markup("".join(f'<span class="{css}">{escape(text)}</span>' if css else str(escape(text))
-                          for css, text in pieces))
+    return Markup(
+        "".join(f'<span class="{css}">{escape(text)}</span>' if css else str(escape(text)) for css, text in pieces)
+    )
 
 
 def highlighted_lines(lines: list[str], language: str) -> tuple[Markup, ...]:

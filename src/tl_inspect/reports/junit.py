@@ -12,10 +12,10 @@ import xml.etree.ElementTree as ET
 from typing import TextIO
 
 from tl_inspect.model import RunResult
-from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import cases_line, file_groups
 from tl_inspect.reports.json_report import MODULE_ENTRY
 from tl_inspect.reports.phrases import headline
+from tl_inspect.reports.registry import reporter
 from tl_inspect.wording import plural
 
 # XML 1.0 cannot carry these even escaped; a compiler message may contain them
@@ -51,17 +51,34 @@ def as_junit(run: RunResult) -> ET.Element:
                 counts["errors"] += 1
             elif report.findings:
                 codes = sorted({f.rule for f in report.findings})
-                ET.SubElement(case, "failure", {
-                    "message": _text(f"{plural(len(report.findings), 'finding')}: "
-                                     + ", ".join(f"{f.rule} {f.slug}" for f in report.findings)),
-                    "type": ",".join(codes),
-                }).text = _text("\n".join(f"{f.file}:{f.line}:{f.col}: {f.rule} [{f.slug}] {headline(f)}\n"
-                                          f"fix: {f.fix}" for f in report.findings))
+                ET.SubElement(
+                    case,
+                    "failure",
+                    {
+                        "message": _text(
+                            f"{plural(len(report.findings), 'finding')}: "
+                            + ", ".join(f"{f.rule} {f.slug}" for f in report.findings)
+                        ),
+                        "type": ",".join(codes),
+                    },
+                ).text = _text(
+                    "\n".join(
+                        f"{f.file}:{f.line}:{f.col}: {f.rule} [{f.slug}] {headline(f)}\nfix: {f.fix}"
+                        for f in report.findings
+                    )
+                )
                 counts["failures"] += 1
         for factory, params in file.needs_cases:
             case = _case(suite, file.path, factory, None)
-            ET.SubElement(case, "skipped", {"message": _text(
-                f"no call of this factory could be inferred; add {cases_line(((factory, params),))}")})
+            ET.SubElement(
+                case,
+                "skipped",
+                {
+                    "message": _text(
+                        f"no call of this factory could be inferred; add {cases_line(((factory, params),))}"
+                    )
+                },
+            )
             counts["skipped"] += 1
         counts["tests"] = len(suite)
         for key, value in counts.items():

@@ -66,10 +66,19 @@ def _shape(shape) -> str:
 def layout_view(layout: Layout) -> LayoutView:
     grid, corner = thread_grid_views(layout)
     return LayoutView(
-        kind=layout.kind, name=layout.name, scope=layout.scope, line=layout.line,
-        layout_type=layout.layout_type, input_shape=_shape(layout.input_shape),
-        output_shape=_shape(layout.output_shape), thread=layout.thread, index=", ".join(layout.index),
-        replicate=layout.replicate, thread_size=layout.thread_size, grid=grid, corner=corner,
+        kind=layout.kind,
+        name=layout.name,
+        scope=layout.scope,
+        line=layout.line,
+        layout_type=layout.layout_type,
+        input_shape=_shape(layout.input_shape),
+        output_shape=_shape(layout.output_shape),
+        thread=layout.thread,
+        index=", ".join(layout.index),
+        replicate=layout.replicate,
+        thread_size=layout.thread_size,
+        grid=grid,
+        corner=corner,
     )
 
 
@@ -115,10 +124,21 @@ def _draw(grid: list, colour, title, caption: str, *, legend: tuple = (), number
             if numbered and cell >= LABEL_MIN_CELL:
                 labels.append((x + width // 2, y * cell + cell // 2, str(thread)))
             x += width
-    paths = tuple((title(thread, *first[thread]) if title else "", colour(thread), "".join(parts))
-                  for thread, parts in sorted(cells.items()))
-    return GridView(width=cols * cell, height=len(grid) * cell, rows=len(grid), cols=cols, paths=paths,
-                    caption=caption, legend=legend, labels=tuple(labels), font_size=min(10, cell - 4))
+    paths = tuple(
+        (title(thread, *first[thread]) if title else "", colour(thread), "".join(parts))
+        for thread, parts in sorted(cells.items())
+    )
+    return GridView(
+        width=cols * cell,
+        height=len(grid) * cell,
+        rows=len(grid),
+        cols=cols,
+        paths=paths,
+        caption=caption,
+        legend=legend,
+        labels=tuple(labels),
+        font_size=min(10, cell - 4),
+    )
 
 
 def thread_grid_views(layout: Layout) -> tuple[GridView | None, GridView | None]:
@@ -132,28 +152,42 @@ def thread_grid_views(layout: Layout) -> tuple[GridView | None, GridView | None]
     caption = f"{_shape(shape)} elements"
     if flat and len(flat) > GRID_WRAP:
         wrap = GRID_WRAP
-        grid = [flat[i:i + GRID_WRAP] for i in range(0, len(flat), GRID_WRAP)]
+        grid = [flat[i : i + GRID_WRAP] for i in range(0, len(flat), GRID_WRAP)]
         caption += f" (1-D, drawn {GRID_WRAP} per row)"
     threads = sorted({int(t) for row in grid for t in row})
     if len(threads) < SUMMARY_THREADS:
         return _draw(grid, thread_colour, lambda t, y, x: f"thread {t}", f"{caption}, coloured by owning thread"), None
 
     warps = sorted({t // WARP for t in threads})
-    legend = tuple(Swatch(f"hsl({_hue(w)}, 60%, 50%)", f"warp {w}: threads {w * WARP}–{w * WARP + WARP - 1}")
-                   for w in warps) + (Swatch("linear-gradient(90deg, hsl(0, 0%, 30%), hsl(0, 0%, 76%))",
-                                             "lane 0 → lane 31 within each warp"),)
-    warp_map = _draw(grid, warp_colour,
-                     lambda t, y, x: (f"thread {t} (warp {t // WARP}, lane {t % WARP}), first element "
-                                      f"{_element(shape, y, x, wrap)}"),
-                     f"{caption} of {len(threads)} threads, coloured by warp", legend=legend)
+    legend = tuple(
+        Swatch(f"hsl({_hue(w)}, 60%, 50%)", f"warp {w}: threads {w * WARP}–{w * WARP + WARP - 1}") for w in warps
+    ) + (Swatch("linear-gradient(90deg, hsl(0, 0%, 30%), hsl(0, 0%, 76%))", "lane 0 → lane 31 within each warp"),)
+    warp_map = _draw(
+        grid,
+        warp_colour,
+        lambda t, y, x: f"thread {t} (warp {t // WARP}, lane {t % WARP}), first element {_element(shape, y, x, wrap)}",
+        f"{caption} of {len(threads)} threads, coloured by warp",
+        legend=legend,
+    )
     # the corner, where each thread's run is wide enough to carry its number: a 1-D fragment is
     # re-wrapped ZOOM_COLS per row, so its first threads sit one under the other
-    corner = ([flat[i:i + ZOOM_COLS] for i in range(0, min(len(flat), ZOOM_ROWS * ZOOM_COLS), ZOOM_COLS)]
-              if flat else [row[:ZOOM_COLS] for row in grid[:ZOOM_ROWS]])
-    corner_part = (f"the first {sum(len(row) for row in corner)} elements, {ZOOM_COLS} per row," if flat
-                   else f"the top-left {_shape((len(corner), len(corner[0])))} elements")
+    corner = (
+        [flat[i : i + ZOOM_COLS] for i in range(0, min(len(flat), ZOOM_ROWS * ZOOM_COLS), ZOOM_COLS)]
+        if flat
+        else [row[:ZOOM_COLS] for row in grid[:ZOOM_ROWS]]
+    )
+    corner_part = (
+        f"the first {sum(len(row) for row in corner)} elements, {ZOOM_COLS} per row,"
+        if flat
+        else f"the top-left {_shape((len(corner), len(corner[0])))} elements"
+    )
     # untitled: the numbers are written in, and the map's titles give each thread's warp and lane
-    zoomed = _draw(corner, lambda t: thread_colour(t % WARP), None,
-                   f"{corner_part} enlarged, each run of a thread numbered with it and coloured by its lane "
-                   f"(the same colour in every warp)", numbered=True)
+    zoomed = _draw(
+        corner,
+        lambda t: thread_colour(t % WARP),
+        None,
+        f"{corner_part} enlarged, each run of a thread numbered with it and coloured by its lane "
+        f"(the same colour in every warp)",
+        numbered=True,
+    )
     return warp_map, zoomed

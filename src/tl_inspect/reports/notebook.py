@@ -7,8 +7,8 @@ import itertools
 import re
 from importlib import resources
 
-from tl_inspect.reports.html import build_kernel_page, environment
 from tl_inspect.files.sources import SourceFiles
+from tl_inspect.reports.html import build_kernel_page, environment
 
 # Jupyter's own output CSS (`.jp-RenderedHTMLCommon td { text-align: right }`, striped and hovered rows,
 # centred tables, code backgrounds) reaches into the fragment wherever report.css sets nothing; this
@@ -59,10 +59,18 @@ def notebook_html(reports, arch: str, version: str, problems=(), sources: Source
     fragment = f"tli{next(_fragments)}"
     css = resources.files("tl_inspect.reports").joinpath("assets", "report.css").read_text(encoding="utf-8")
     pages = [(f"{fragment}-{n}-", build_kernel_page(report, "", sources)) for n, report in enumerate(reports)]
-    return environment().get_template("notebook.html").render(
-        # the scope's class repeated: (0,4,0) outweighs Jupyter's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon
-        # tbody tr:nth-child(odd)` (0,3,2), so the reset wins over the host, and report.css after it over the reset
-        scope=fragment, css=scoped_css(NOTEBOOK_RESET + css + NOTEBOOK_CSS, f".tl-inspect.{fragment}.{fragment}.{fragment}"),
-        pages=pages,
-        problems=tuple(problems), arch=arch, version=version, rule_links=False,
+    return (
+        environment()
+        .get_template("notebook.html")
+        .render(
+            # the scope's class repeated: (0,4,0) outweighs Jupyter's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon
+            # tbody tr:nth-child(odd)` (0,3,2), so the reset wins over the host, and report.css after it over the reset
+            scope=fragment,
+            css=scoped_css(NOTEBOOK_RESET + css + NOTEBOOK_CSS, f".tl-inspect.{fragment}.{fragment}.{fragment}"),
+            pages=pages,
+            problems=tuple(problems),
+            arch=arch,
+            version=version,
+            rule_links=False,
+        )
     )

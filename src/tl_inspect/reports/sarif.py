@@ -12,15 +12,19 @@ import pathlib
 import urllib.parse
 from typing import TextIO
 
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.gpu import cost_table
 from tl_inspect.lint.baseline import Fingerprints
 from tl_inspect.model import RunResult
-from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import (
-    file_groups, relative_path, repository_root, rule_table, run_summary,
+    file_groups,
+    relative_path,
+    repository_root,
+    rule_table,
+    run_summary,
 )
 from tl_inspect.reports.phrases import headline
-from tl_inspect.files.sources import SourceFiles
+from tl_inspect.reports.registry import reporter
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -70,48 +74,77 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
         for report in reports:
             k = report.kernel
             if k.status != "ok":
-                notifications.append(_notification(f"kernel {k.name} could not be compiled: {k.error}",
-                                                   k.file, k.error_line or k.line or 1, root))
+                notifications.append(
+                    _notification(
+                        f"kernel {k.name} could not be compiled: {k.error}", k.file, k.error_line or k.line or 1, root
+                    )
+                )
             for f in report.findings:
                 location = _artifact_location(f.file, root)
                 digest = next(digests)
-                results.append({
-                    "ruleId": f.rule,
-                    "ruleIndex": rule_index[f.rule],
-                    "level": LEVEL.get(f.severity, "warning"),
-                    "message": {"text": f"{headline(f)}\nFix: {f.fix}"},
-                    "locations": [{
-                        "physicalLocation": {
-                            "artifactLocation": location,
-                            "region": _region(f.line, f.end_line, f.col),
+                results.append(
+                    {
+                        "ruleId": f.rule,
+                        "ruleIndex": rule_index[f.rule],
+                        "level": LEVEL.get(f.severity, "warning"),
+                        "message": {"text": f"{headline(f)}\nFix: {f.fix}"},
+                        "locations": [
+                            {
+                                "physicalLocation": {
+                                    "artifactLocation": location,
+                                    "region": _region(f.line, f.end_line, f.col),
+                                },
+                                "logicalLocations": [{"name": f.kernel or k.name, "kind": "function"}],
+                            }
+                        ],
+                        "partialFingerprints": {FINGERPRINT: digest},
+                        **({"fixes": [_sarif_fix(f, location)]} if f.autofix and f.autofix.verified else {}),
+                        "properties": {
+                            "slug": f.slug,
+                            "name": f.name,
+                            "args": dict(f.args),
+                            "fix": f.fix,
+                            "kernel": f.kernel or k.name,
+                            "cudaLines": list(f.cuda_lines),
+                            **({"measured": f.cost.measured.as_dict()} if f.cost and f.cost.measured else {}),
                         },
-                        "logicalLocations": [{"name": f.kernel or k.name, "kind": "function"}],
-                    }],
-                    "partialFingerprints": {FINGERPRINT: digest},
-                    **({"fixes": [_sarif_fix(f, location)]} if f.autofix and f.autofix.verified else {}),
-                    "properties": {"slug": f.slug, "name": f.name, "args": dict(f.args), "fix": f.fix,
-                                   "kernel": f.kernel or k.name, "cudaLines": list(f.cuda_lines),
-                                   **({"measured": f.cost.measured.as_dict()} if f.cost and f.cost.measured
-                                      else {})},
-                })
+                    }
+                )
     summary = run_summary(run)
     # a factory left without a case was never compiled: code scanning must say so, not show a clean file
-    notifications += [_notification(f"no call of its factories could be inferred; add {line}", path, 1, root,
-                                    level="warning") for path, line in summary.needing_cases]
+    notifications += [
+        _notification(f"no call of its factories could be inferred; add {line}", path, 1, root, level="warning")
+        for path, line in summary.needing_cases
+    ]
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
-        "runs": [{
-            "tool": {"driver": {"name": "tl-inspect", "version": run.version, "semanticVersion": run.version,
-                                "rules": [_rule_entry(rule) for rule in rules]}},
-            "originalUriBaseIds": {SOURCE_ROOT: {"uri": pathlib.Path(root).resolve().as_uri() + "/"}},
-            "invocations": [{"executionSuccessful": not (run.has_errors or summary.nothing_inspected()),
-                             "toolExecutionNotifications": notifications}],
-            "results": results,
-            "columnKind": "unicodeCodePoints",
-            "properties": {"arch": run.arch, "cost_table": cost_table.of(run.cost_table).as_dict(),
-                           "summary": summary.as_dict()},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "tl-inspect",
+                        "version": run.version,
+                        "semanticVersion": run.version,
+                        "rules": [_rule_entry(rule) for rule in rules],
+                    }
+                },
+                "originalUriBaseIds": {SOURCE_ROOT: {"uri": pathlib.Path(root).resolve().as_uri() + "/"}},
+                "invocations": [
+                    {
+                        "executionSuccessful": not (run.has_errors or summary.nothing_inspected()),
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+                "results": results,
+                "columnKind": "unicodeCodePoints",
+                "properties": {
+                    "arch": run.arch,
+                    "cost_table": cost_table.of(run.cost_table).as_dict(),
+                    "summary": summary.as_dict(),
+                },
+            }
+        ],
     }
 
 
@@ -120,9 +153,18 @@ def _sarif_fix(f, location: dict) -> dict:
     to column 1 of the line after it."""
     return {
         "description": {"text": f"{f.fix} ({f.autofix.applicability})"},
-        "artifactChanges": [{"artifactLocation": location, "replacements": [
-            {"deletedRegion": {"startLine": e.line, "startColumn": 1, "endLine": e.end_line, "endColumn": 1},
-             "insertedContent": {"text": e.content}} for e in f.autofix.edits]}],
+        "artifactChanges": [
+            {
+                "artifactLocation": location,
+                "replacements": [
+                    {
+                        "deletedRegion": {"startLine": e.line, "startColumn": 1, "endLine": e.end_line, "endColumn": 1},
+                        "insertedContent": {"text": e.content},
+                    }
+                    for e in f.autofix.edits
+                ],
+            }
+        ],
     }
 
 
@@ -136,8 +178,14 @@ def _notification(message: str, path: str, line: int, root: str, level: str = "e
     return {
         "level": level,
         "message": {"text": message},
-        "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(path, root),
-                                            "region": {"startLine": max(line, 1)}}}],
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": _artifact_location(path, root),
+                    "region": {"startLine": max(line, 1)},
+                }
+            }
+        ],
     }
 
 

@@ -55,10 +55,12 @@ def sweeps(run: RunResult) -> list[Sweep]:
 
 def _sweep(file: str, factory: str, kernels: list) -> Sweep:
     cases = [dict(k.case) for k in kernels]
-    varying = [name for name in dict.fromkeys(n for case in cases for n in case)
-               if len({case.get(name) for case in cases}) > 1]
-    columns = tuple(",".join(f"{n}={case[n]}" for n in varying if n in case) or k.name
-                    for case, k in zip(cases, kernels))
+    varying = [
+        name for name in dict.fromkeys(n for case in cases for n in case) if len({case.get(name) for case in cases}) > 1
+    ]
+    columns = tuple(
+        ",".join(f"{n}={case[n]}" for n in varying if n in case) or k.name for case, k in zip(cases, kernels)
+    )
     keys: dict[tuple, None] = {}
     per_kernel = []
     for k in kernels:
@@ -72,7 +74,9 @@ def _sweep(file: str, factory: str, kernels: list) -> Sweep:
         per_kernel.append((k, found))
     rows = []
     for key in sorted(keys, key=lambda key: (key[2] or 0, key[1], key[0])):
-        cells = tuple(Cell(None, None, error=True) if k.status != "ok" else found.get(key, Cell(None, None))
-                      for k, found in per_kernel)
+        cells = tuple(
+            Cell(None, None, error=True) if k.status != "ok" else found.get(key, Cell(None, None))
+            for k, found in per_kernel
+        )
         rows.append(Row(*key, cells))
     return Sweep(file, factory, columns, tuple(k.name for k in kernels), tuple(rows))

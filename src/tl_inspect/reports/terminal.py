@@ -12,16 +12,22 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tl_inspect.files.sources import SourceFiles
+from tl_inspect.fixes import fix_diff, fix_note
 from tl_inspect.gpu import cost_table
 from tl_inspect.inspector.processes.errors import printable
 from tl_inspect.model import Finding, RunResult
-from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.common import (
-    estimate_phrase, file_groups, ledger_short, measured_phrase, run_summary, severity_counts)
+    estimate_phrase,
+    file_groups,
+    ledger_short,
+    measured_phrase,
+    run_summary,
+    severity_counts,
+)
 from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import headline
-from tl_inspect.fixes import fix_diff, fix_note
-from tl_inspect.files.sources import SourceFiles
+from tl_inspect.reports.registry import reporter
 from tl_inspect.reports.sweep import Sweep, sweeps
 from tl_inspect.wording import plural
 
@@ -84,9 +90,14 @@ def _kernel_line(report, where: str) -> Text:
     gpu = cost_table.of(kernel.cost_table).on_gpu
     floor_line = "; ".join(p for p in (estimate_phrase(kernel.estimate, gpu), measured_phrase(kernel)) if p)
     return Text.assemble(
-        (printable(report.kernel.name), "bold"), f"  {where}  vector accesses: ",
-        (f"{s['128-bit']} 128-bit", "green"), " / ", (f"{s['narrow']} narrower", "yellow"), " / ",
-        (f"{s['scalar']} scalar", "red"), f"  {plural(len(report.findings), 'finding')}",
+        (printable(report.kernel.name), "bold"),
+        f"  {where}  vector accesses: ",
+        (f"{s['128-bit']} 128-bit", "green"),
+        " / ",
+        (f"{s['narrow']} narrower", "yellow"),
+        " / ",
+        (f"{s['scalar']} scalar", "red"),
+        f"  {plural(len(report.findings), 'finding')}",
         *((f"  ({ledger_short(report.kernel.ledger)})", "dim"),) if report.kernel.ledger else (),
         *((f"\n  {floor_line}", "dim"),) if floor_line else (),
     )
@@ -134,13 +145,14 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
             text.append(_clip(line) + "\n")
         if len(cuda) > len(shown_cuda):
             text.append(note, GUTTER)
-            text.append(f"… {plural(len(cuda) - len(shown_cuda), 'more CUDA line')} (--html shows them all)\n",
-                        "dim")
+            text.append(f"… {plural(len(cuda) - len(shown_cuda), 'more CUDA line')} (--html shows them all)\n", "dim")
     if f.proof is not None:
         text.append(note, GUTTER)
         text.append("proof: ", "bold cyan")
-        text.append(f"rebuilt with {f.proof.change}, the access goes from {f.proof.bits_before} to "
-                    f"{f.proof.bits_after} bits, lanes {f.proof.stride_before} B -> {f.proof.stride_after} B apart\n")
+        text.append(
+            f"rebuilt with {f.proof.change}, the access goes from {f.proof.bits_before} to "
+            f"{f.proof.bits_after} bits, lanes {f.proof.stride_before} B -> {f.proof.stride_after} B apart\n"
+        )
         before, after = differing_pair(f.proof.cuda_before, f.proof.cuda_after, MAX_CUDA_WIDTH)
         for label, line, colour in (("before", before, "red"), ("after ", after, "green")):
             text.append(bar + f"   {label} ", GUTTER)
@@ -158,15 +170,22 @@ def _finding(f: Finding, kernel, sources: SourceFiles) -> Text:
     return text
 
 
-VERDICT_STYLE = {"full": "green", "inherent": "cyan", "cheap": "cyan", "unproven": "yellow",
-                 "unexplained": "yellow", "costly": "red"}
+VERDICT_STYLE = {
+    "full": "green",
+    "inherent": "cyan",
+    "cheap": "cyan",
+    "unproven": "yellow",
+    "unexplained": "yellow",
+    "costly": "red",
+}
 
 
 def _sweep_table(sweep: Sweep) -> Table:
     """Accesses by the swept values: the bits and verdict each value gives, so the values that lose a
     width stand out against those that keep it."""
-    table = Table(title=f"sweep {printable(sweep.factory)}  {printable(sweep.file)}", title_justify="left",
-                  title_style="bold")
+    table = Table(
+        title=f"sweep {printable(sweep.factory)}  {printable(sweep.file)}", title_justify="left", title_style="bold"
+    )
     table.add_column("access")
     table.add_column("line", justify="right")
     for column in sweep.columns:
@@ -181,21 +200,28 @@ def _sweep_table(sweep: Sweep) -> Table:
                 cells.append(Text("-", "dim"))
             else:
                 cells.append(Text(f"{cell.bits} {cell.verdict or ''}".strip(), VERDICT_STYLE.get(cell.verdict, "")))
-        table.add_row(f"{row.buffer} {row.direction}", str(row.line or ""), *cells,
-                      Text("changes", "bold yellow") if not row.steady else
-                      Text("same where compiled" if row.partial else "same", "dim"))
+        table.add_row(
+            f"{row.buffer} {row.direction}",
+            str(row.line or ""),
+            *cells,
+            Text("changes", "bold yellow")
+            if not row.steady
+            else Text("same where compiled" if row.partial else "same", "dim"),
+        )
     return table
 
 
 def _clip(line: str) -> str:
-    return line if len(line) <= MAX_CUDA_WIDTH else line[:MAX_CUDA_WIDTH - 1] + "…"
+    return line if len(line) <= MAX_CUDA_WIDTH else line[: MAX_CUDA_WIDTH - 1] + "…"
 
 
 def _totals(run: RunResult, failed: int) -> Text:
     counts = severity_counts(run.findings)
     files = len(run.files) or len({r.kernel.file for r in run.reports})
-    text = Text(f"Checked {plural(len(run.reports), 'kernel')} in {plural(files, 'file')}: "
-                f"{plural(len(run.findings), 'finding')}")
+    text = Text(
+        f"Checked {plural(len(run.reports), 'kernel')} in {plural(files, 'file')}: "
+        f"{plural(len(run.findings), 'finding')}"
+    )
     if run.findings:
         parts = [plural(n, severity) for severity, n in counts.items() if n]
         text.append(f" ({', '.join(parts)})")
@@ -203,8 +229,11 @@ def _totals(run: RunResult, failed: int) -> Text:
         text.append("; ")
         text.append(f"{failed} could not be inspected", SEVERITY_STYLE["error"])
     # every estimate's sentence names its GPU; a table other than the shipped one also says where it came from
-    if run.cost_table is not None and run.cost_table.origin != cost_table.SHIPPED and any(
-            f.cost is not None for f in run.findings):
+    if (
+        run.cost_table is not None
+        and run.cost_table.origin != cost_table.SHIPPED
+        and any(f.cost is not None for f in run.findings)
+    ):
         text.append(f"\nEstimates priced with {run.cost_table.describe()}")
     summary = run_summary(run)
     text.append(f"\nFiles: {summary.phrase()}")

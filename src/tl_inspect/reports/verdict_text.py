@@ -5,17 +5,17 @@ each cause or finding, and the evidence lines (the Python line, the CUDA lines) 
 from __future__ import annotations
 
 from tl_inspect.causes import as_written, kind_of
+from tl_inspect.files.sources import SourceFiles
 from tl_inspect.model import Access, Finding, KernelArtifact, Proof
 from tl_inspect.reports.difference import differing_pair
 from tl_inspect.reports.phrases import headline
-from tl_inspect.files.sources import SourceFiles
 from tl_inspect.wording import accesses_text
 
 MAX_CUDA_LINES = 3
 
 
 def kernel_title(kernel: KernelArtifact) -> str:
-    """"kernel add[N=4095] (kernels.py:6)": the case's name, so a parametrized test says which one failed."""
+    """ "kernel add[N=4095] (kernels.py:6)": the case's name, so a parametrized test says which one failed."""
     where = f"{kernel.file}:{kernel.line}" if kernel.line else kernel.file
     return f"kernel {kernel.name} ({where})"
 

@@ -39,8 +39,11 @@ class CostlyAccess(Violation):
     def args(self) -> tuple:
         """The emitted accesses, then the cause's fields that apply to it (a fragment's origin by kind)."""
         fields = [(f.name, getattr(self.cause, f.name)) for f in dataclasses.fields(self.cause)]
-        cause = tuple((name, kind_of(value).__name__ if name == "origin" else value) for name, value in fields
-                      if value != getattr(Cause, name, None) and value is not None)
+        cause = tuple(
+            (name, kind_of(value).__name__ if name == "origin" else value)
+            for name, value in fields
+            if value != getattr(Cause, name, None) and value is not None
+        )
         return (("emitted", self.emitted),) + cause
 
 
@@ -60,21 +63,39 @@ class VerdictRule(Rule):
             lines = sorted({a.line for a in alike})
             emitted = emitted_text(alike) + (f" (lines {join([str(n) for n in lines])})" if len(lines) > 1 else "")
             ctx.report(
-                line, CostlyAccess(emitted, as_written(cause, ctx.line_text)),
+                line,
+                CostlyAccess(emitted, as_written(cause, ctx.line_text)),
                 end_line=max(lines) if len(lines) > 1 else None,
-                cuda_lines=cuda or None, expected_bits=worst.max_bits, emitted_bits=worst.bits,
-                cost=self._cost(ctx, worst, alike), proof=worst.proof if _rebuilt(worst) else None, gain=worst.gain,
+                cuda_lines=cuda or None,
+                expected_bits=worst.max_bits,
+                emitted_bits=worst.bits,
+                cost=self._cost(ctx, worst, alike),
+                proof=worst.proof if _rebuilt(worst) else None,
+                gain=worst.gain,
             )
 
     @staticmethod
     def _cost(ctx: RuleContext, worst: Access, alike: list) -> Cost:
         table, moved = ctx.kernel.cost_table, ctx.kernel.ledger.requested_bytes if ctx.kernel.ledger else None
         if not _rebuilt(worst):
-            return Cost(estimate=round(worst.gain.factor, 3), basis=worst.gain.shows, per_access=worst.cost,
-                        launch_bytes=moved, table=table)
-        return Cost(estimate=worst.kernel_cost, basis=cost_basis(worst, alike), per_access=worst.cost,
-                    launch_bytes=moved, at_size=worst.kernel_cost_at_size, at_size_limit=worst.at_size_limit,
-                    measured=worst.measured, unmeasured=worst.unmeasured, table=table)
+            return Cost(
+                estimate=round(worst.gain.factor, 3),
+                basis=worst.gain.shows,
+                per_access=worst.cost,
+                launch_bytes=moved,
+                table=table,
+            )
+        return Cost(
+            estimate=worst.kernel_cost,
+            basis=cost_basis(worst, alike),
+            per_access=worst.cost,
+            launch_bytes=moved,
+            at_size=worst.kernel_cost_at_size,
+            at_size_limit=worst.at_size_limit,
+            measured=worst.measured,
+            unmeasured=worst.unmeasured,
+            table=table,
+        )
 
     def _owned(self, ctx: RuleContext) -> dict:
         """Python line -> the costly accesses there whose reported cause this rule owns: proven by a rebuilt
@@ -97,8 +118,9 @@ class VerdictRule(Rule):
                 if access.gain.factor < COSTLY or near_floor:
                     continue
                 # one restructuring of the launch fixes every access it spreads: one finding, at the first
-                line = first_line.setdefault(fix_key(cause), access.line) if kind_of(cause).restructures \
-                    else access.line
+                line = (
+                    first_line.setdefault(fix_key(cause), access.line) if kind_of(cause).restructures else access.line
+                )
             by_line.setdefault(line, []).append(access)
         return by_line
 
@@ -116,8 +138,13 @@ def _rebuilt(access: Access) -> bool:
 def _near_floor(kernel) -> bool:
     """A launch that moves NEAR_FLOOR_BYTES or more, estimated within NEAR_FLOOR_GAP of its floor."""
     ledger, estimate = kernel.ledger, kernel.estimate
-    return (ledger is not None and (ledger.unique_bytes or 0) >= NEAR_FLOOR_BYTES and estimate is not None
-            and estimate.gap is not None and estimate.gap < NEAR_FLOOR_GAP)
+    return (
+        ledger is not None
+        and (ledger.unique_bytes or 0) >= NEAR_FLOOR_BYTES
+        and estimate is not None
+        and estimate.gap is not None
+        and estimate.gap < NEAR_FLOOR_GAP
+    )
 
 
 def cost_basis(access: Access, alike: list) -> str:
@@ -127,7 +154,7 @@ def cost_basis(access: Access, alike: list) -> str:
 
 
 def emitted_text(accesses) -> str:
-    """"The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B
+    """ "The C store and the A and B loads are 16-bit scalar accesses with neighbouring threads 16 B
     apart": the accesses, their width and their coalescing as emitted."""
     access = accesses[0]
     many = len(accesses) > 1

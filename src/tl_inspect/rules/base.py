@@ -34,8 +34,13 @@ REGISTRY: dict[str, type[Rule]] = {}
 
 # the page of every rule has exactly these headings, in this order; the second names what the
 # pattern costs: speed, correctness, or either
-DOC_HEADINGS = ("What it does", ("Why is this slow?", "Why is this wrong?", "Why is this slow or wrong?"),
-                "Example", "Use instead", "References")
+DOC_HEADINGS = (
+    "What it does",
+    ("Why is this slow?", "Why is this wrong?", "Why is this slow or wrong?"),
+    "Example",
+    "Use instead",
+    "References",
+)
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class RuleExample:
 
     @property
     def name(self) -> str:
-        """"bad_matmul": the file name without `.py`."""
+        """ "bad_matmul": the file name without `.py`."""
         return os.path.splitext(os.path.basename(self.path))[0]
 
     @property
@@ -126,22 +131,46 @@ class RuleContext:
         lines = self.source_lines
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
-    def report(self, line: int, violation: Violation, *, end_line: int | None = None,
-               cuda_lines: Iterable[int] | None = None, evidence: Iterable[str] = (),
-               expected_bits: int | None = None, emitted_bits: int | None = None,
-               col: int | None = None, cost: Cost | None = None,
-               proof: Proof | None = None, gain: Gain | None = None) -> None:
+    def report(
+        self,
+        line: int,
+        violation: Violation,
+        *,
+        end_line: int | None = None,
+        cuda_lines: Iterable[int] | None = None,
+        evidence: Iterable[str] = (),
+        expected_bits: int | None = None,
+        emitted_bits: int | None = None,
+        col: int | None = None,
+        cost: Cost | None = None,
+        proof: Proof | None = None,
+        gain: Gain | None = None,
+    ) -> None:
         if cuda_lines is None:
             cuda_lines = self.kernel.cuda_lines_for(range(line, (end_line or line) + 1))
         if col is None:
             text = self.line_text(line)
             col = len(text) - len(text.lstrip()) + 1 if text.strip() else 1
         finding = Finding(
-            rule=self.rule.code, slug=self.rule.slug, severity=violation.severity or self.rule.severity,
-            message=violation.message(), fix=violation.fix_title() or self.rule.fix, file=self.kernel.file, line=line,
-            kernel=self.kernel.name, end_line=end_line, cuda_lines=tuple(cuda_lines),
-            evidence=tuple(evidence), expected_bits=expected_bits, emitted_bits=emitted_bits, col=col,
-            cost=cost, proof=proof, gain=gain, name=violation.name, args=violation.args(),
+            rule=self.rule.code,
+            slug=self.rule.slug,
+            severity=violation.severity or self.rule.severity,
+            message=violation.message(),
+            fix=violation.fix_title() or self.rule.fix,
+            file=self.kernel.file,
+            line=line,
+            kernel=self.kernel.name,
+            end_line=end_line,
+            cuda_lines=tuple(cuda_lines),
+            evidence=tuple(evidence),
+            expected_bits=expected_bits,
+            emitted_bits=emitted_bits,
+            col=col,
+            cost=cost,
+            proof=proof,
+            gain=gain,
+            name=violation.name,
+            args=violation.args(),
         )
         self.findings.append(dataclasses.replace(finding, autofix=violation.autofix(self.fix_source, finding)))
 

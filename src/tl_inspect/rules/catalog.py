@@ -19,9 +19,11 @@ def causes_table() -> str:
     from tl_inspect.causes import KINDS
     from tl_inspect.rules import owner_of
 
-    rows = ["| cause | what it is | evidence (the one change rebuilt and lowered again, or the launch and its "
-            "index algebra) | owner |",
-            "|---|---|---|---|"]
+    rows = [
+        "| cause | what it is | evidence (the one change rebuilt and lowered again, or the launch and its "
+        "index algebra) | owner |",
+        "|---|---|---|---|",
+    ]
     for kind in KINDS.values():
         owner = "the owner of that cause" if kind.follows_origin else owner_of(kind.name).slug
         rows.append(f"| `{kind.name}` | {kind.summary()} | {kind.proved_by} | {owner} |")

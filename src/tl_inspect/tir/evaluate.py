@@ -16,10 +16,23 @@ def _trunc_div(a, b):
 
 
 _OPS: dict[str, Callable] = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "floordiv": np.floor_divide, "floormod": np.mod,
-    "div": _trunc_div, "mod": lambda a, b: a - b * _trunc_div(a, b), "min": np.minimum, "max": np.maximum,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-    "ge": np.greater_equal, "and": np.logical_and, "or": np.logical_or,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "floordiv": np.floor_divide,
+    "floormod": np.mod,
+    "div": _trunc_div,
+    "mod": lambda a, b: a - b * _trunc_div(a, b),
+    "min": np.minimum,
+    "max": np.maximum,
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "and": np.logical_and,
+    "or": np.logical_or,
 }
 
 
@@ -38,8 +51,7 @@ def evaluate(expr, env: dict, default=None):
         return evaluate(expr[2], env, default)
     if head == "select" or (head == "call" and expr[1] == "tirx.if_then_else" and len(expr[2]) == 3):
         cond, then, orelse = expr[1:4] if head == "select" else expr[2]
-        return np.where(evaluate(cond, env, default), evaluate(then, env, default),
-                        evaluate(orelse, env, default))
+        return np.where(evaluate(cond, env, default), evaluate(then, env, default), evaluate(orelse, env, default))
     if head == "not":
         return np.logical_not(evaluate(expr[1], env, default))
     if head in _OPS:

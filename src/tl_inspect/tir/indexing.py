@@ -12,9 +12,7 @@ import math
 import numpy as np
 
 from tl_inspect.tir import nodes as ir
-
 from tl_inspect.tir.evaluate import evaluate
-
 from tl_inspect.tir.render import render
 
 # footprints are enumerated over at most this many index points; outer loops are cut first
@@ -86,8 +84,11 @@ def flatten(indices: tuple, shape: tuple):
         if d > 0:
             dim = shape[d] if d < len(shape) else 1
             dim_expr = ("int", dim) if isinstance(dim, int) else dim
-            stride = ("int", ir.int_value(stride) * dim) if (
-                isinstance(dim, int) and ir.int_value(stride) is not None) else ("mul", stride, dim_expr)
+            stride = (
+                ("int", ir.int_value(stride) * dim)
+                if (isinstance(dim, int) and ir.int_value(stride) is not None)
+                else ("mul", stride, dim_expr)
+            )
     return flat
 
 

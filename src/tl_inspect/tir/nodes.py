@@ -18,12 +18,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-
 Expr = tuple
 
 BINARY_OPS = frozenset(
-    {"add", "sub", "mul", "div", "floordiv", "floormod", "mod", "min", "max",
-     "eq", "ne", "lt", "le", "gt", "ge", "and", "or"}
+    {
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "floordiv",
+        "floormod",
+        "mod",
+        "min",
+        "max",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "and",
+        "or",
+    }
 )
 INTEGER_DTYPES = ("int", "uint")
 
@@ -253,9 +269,9 @@ class Region:
 
 
 def tile_op(expr) -> str | None:
-    """"copy", "gemm", "reduce", ... when `expr` is a frontend tile-operator call, else None."""
+    """ "copy", "gemm", "reduce", ... when `expr` is a frontend tile-operator call, else None."""
     if isinstance(expr, tuple) and expr and expr[0] == "call" and expr[1].startswith("tl.tileop."):
-        return expr[1][len("tl.tileop."):]
+        return expr[1][len("tl.tileop.") :]
     return None
 
 

@@ -5,9 +5,23 @@ from __future__ import annotations
 
 from tl_inspect.tir.nodes import INTEGER_DTYPES, Store, int_value, uncast
 
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "floormod": "%",
-            "mod": "%", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-            "and": "and", "or": "or"}
+_SYMBOLS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "floordiv": "//",
+    "floormod": "%",
+    "mod": "%",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "and": "and",
+    "or": "or",
+}
 
 
 def render(expr) -> str:
@@ -24,8 +38,11 @@ def render(expr) -> str:
         return render_access(expr[1], expr[2])
     if head == "ramp":
         base = render(expr[1])
-        return f"{base}:{base} + {expr[3]}" if int_value(expr[2]) == 1 else (
-            f"T.Ramp({base}, {render(expr[2])}, {expr[3]})")
+        return (
+            f"{base}:{base} + {expr[3]}"
+            if int_value(expr[2]) == 1
+            else (f"T.Ramp({base}, {render(expr[2])}, {expr[3]})")
+        )
     if head == "bcast":
         return f"T.Broadcast({render(expr[1])}, {expr[2]})"
     if head == "cast":
@@ -45,8 +62,9 @@ def render(expr) -> str:
         # at equal precedence the right operand keeps its parentheses unless regrouping cannot change
         # the value: a + (b - c) == a + b - c, a * (b * c) == a * b * c, but a * (b // c) != a * b // c
         right_head = uncast(expr[2], INTEGER_DTYPES)[0]
-        regroupable = right_head == head and head in ("add", "mul", "and", "or") or (
-            head == "add" and right_head == "sub")
+        regroupable = (
+            right_head == head and head in ("add", "mul", "and", "or") or (head == "add" and right_head == "sub")
+        )
         right = render(expr[2])
         if _PRECEDENCE.get(right_head, 99) < level or (_PRECEDENCE.get(right_head) == level and not regroupable):
             right = f"({right})"
@@ -59,8 +77,24 @@ def render_access(buffer: str, indices) -> str:
     return f"{buffer}[{', '.join(render(i) for i in indices)}]"
 
 
-_PRECEDENCE = {"or": 1, "and": 2, "not": 3, "lt": 4, "le": 4, "gt": 4, "ge": 4, "eq": 4, "ne": 4,
-               "add": 5, "sub": 5, "mul": 6, "div": 6, "floordiv": 6, "floormod": 6, "mod": 6}
+_PRECEDENCE = {
+    "or": 1,
+    "and": 2,
+    "not": 3,
+    "lt": 4,
+    "le": 4,
+    "gt": 4,
+    "ge": 4,
+    "eq": 4,
+    "ne": 4,
+    "add": 5,
+    "sub": 5,
+    "mul": 6,
+    "div": 6,
+    "floordiv": 6,
+    "floormod": 6,
+    "mod": 6,
+}
 
 
 def _operand(expr, level: int) -> str:
@@ -77,4 +111,4 @@ def render_store(store: Store, limit: int = 90) -> str:
         for own, other in ((value[1], value[2]), (value[2], value[1])):
             if own[0] == "load" and own[1] == store.buffer and own[2] == store.indices:
                 text = f"{target} += {render(other)}"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

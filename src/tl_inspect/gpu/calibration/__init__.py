@@ -55,10 +55,16 @@ def calibrate(terms: list, output: str | None, out=sys.stdout) -> str:
     _write(path, gpu, arch, fitted, fits, base)
     print(_comparison(fitted, base), file=out)
     # --gpu picks a fitted table before the shipped one of the same GPU
-    back = ("delete it to price with the shipped table again" if cost_table.same_gpu(gpu, base.gpu)
-            else f"`--gpu {base.short_name}` prices with the shipped table")
-    print(f"wrote {path} in {time.monotonic() - started:.0f} s: later runs on this {gpu} price their estimates "
-          f"with it ({back})", file=out)
+    back = (
+        "delete it to price with the shipped table again"
+        if cost_table.same_gpu(gpu, base.gpu)
+        else f"`--gpu {base.short_name}` prices with the shipped table"
+    )
+    print(
+        f"wrote {path} in {time.monotonic() - started:.0f} s: later runs on this {gpu} price their estimates "
+        f"with it ({back})",
+        file=out,
+    )
     return path
 
 
@@ -68,8 +74,12 @@ _CHOSEN: list = []
 def _priced(chosen: list, arch: str) -> list:
     """(bad, good) fit.Priced per case, inspected in forked workers: CUDA must not have started here."""
     _CHOSEN[:] = chosen
-    forms = [(index, side) for index, case in enumerate(chosen) for side in ("bad", "good")
-             if getattr(case, side) is not None]
+    forms = [
+        (index, side)
+        for index, case in enumerate(chosen)
+        for side in ("bad", "good")
+        if getattr(case, side) is not None
+    ]
     context = multiprocessing.get_context("fork")
     with context.Pool(max(1, min(len(forms), os.cpu_count() or 1))) as pool:
         found = dict(zip(forms, pool.starmap(_inspect_form, [(i, side, arch) for i, side in forms])))
@@ -111,15 +121,23 @@ def _timed(chosen: list, arch: str, out) -> list:
             bad = Form(case.bad, {}, arch, kernel=bad_kernel) if case.fit == RATIO else None
             times = launch_times(*(f for f in (bad, good) if f is not None))
             result = fit.Timed(
-                term=case.term, label=case.label, fit=case.fit,
-                ms_good=round(typical_ms(times[good]), 5), bytes_good=good.bytes,
-                ms_bad=round(typical_ms(times[bad]), 5) if bad else None, bytes_bad=bad.bytes if bad else None,
-                spread=round(max(spread(t) for t in times.values()), 4))
+                term=case.term,
+                label=case.label,
+                fit=case.fit,
+                ms_good=round(typical_ms(times[good]), 5),
+                bytes_good=good.bytes,
+                ms_bad=round(typical_ms(times[bad]), 5) if bad else None,
+                bytes_bad=bad.bytes if bad else None,
+                spread=round(max(spread(t) for t in times.values()), 4),
+            )
             shown = f"{result.measured:.3f}x" if case.fit == RATIO else f"{result.measured / 1e3:.2f} us"
             print(f"  {case.term}: {case.label}: {shown}", file=out, flush=True)
         except Exception as exc:  # noqa: BLE001 - one case that does not build or run loses only itself
-            print(f"  {case.term}: {case.label}: not timed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}",
-                  file=out, flush=True)
+            print(
+                f"  {case.term}: {case.label}: not timed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}",
+                file=out,
+                flush=True,
+            )
             result = None
         timed.append(result)
         del bad, good
@@ -134,20 +152,31 @@ def _write(path: str, gpu: str, arch: str, fitted: list, fits: list, base) -> No
     from tl_inspect._version import __version__
 
     table = {
-        "gpu": gpu, "arch": arch,
+        "gpu": gpu,
+        "arch": arch,
         "source": f"tl-inspect {__version__} calibrate, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, "
-                  f"tilelang {tilelang.__version__}, torch {torch.__version__}",
+        f"tilelang {tilelang.__version__}, torch {torch.__version__}",
         # a term no case fitted keeps the shipped value, and is listed
         "terms": {f.term: round(f.value if f.value is not None else f.base, 4) for f in fitted},
         "unfitted": [f.term for f in fitted if f.value is None],
-        "cases": [{"term": t.term, "label": t.label, "fit": t.fit, "ms_bad": t.ms_bad, "ms_good": t.ms_good,
-                   "bytes_bad": t.bytes_bad, "bytes_good": t.bytes_good, "spread": t.spread,
-                   "measured": round(t.measured, 4), "fitted": None if v is None else round(v, 4)}
-                  for t, v in fits],
+        "cases": [
+            {
+                "term": t.term,
+                "label": t.label,
+                "fit": t.fit,
+                "ms_bad": t.ms_bad,
+                "ms_good": t.ms_good,
+                "bytes_bad": t.bytes_bad,
+                "bytes_good": t.bytes_good,
+                "spread": t.spread,
+                "measured": round(t.measured, 4),
+                "fitted": None if v is None else round(v, 4),
+            }
+            for t, v in fits
+        ],
     }
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(os.path.abspath(path)), delete=False,
-                                     suffix=".tmp") as f:
+    with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(os.path.abspath(path)), delete=False, suffix=".tmp") as f:
         json.dump(table, f, indent=2)
         f.write("\n")
     os.replace(f.name, path)
@@ -164,4 +193,3 @@ def _comparison(fitted: list, base) -> str:
         each = ", ".join("-" if v is None else f"{v:.4g}" for _, v in f.cases)
         rows.append(f"| {f.term} | {f.base:g} | {f.value:.4g} | {f.value / f.base:.2f} | {each} |")
     return "\n".join(rows)
-

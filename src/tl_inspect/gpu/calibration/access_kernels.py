@@ -109,8 +109,8 @@ def stage_1024(N, threads):
     def main(X: T.Tensor((N,), FP16), Y: T.Tensor((N,), FP16)):
         with T.Kernel(N // 1024, threads=threads) as bx:
             s = T.alloc_shared((1024,), FP16)
-            T.copy(X[bx * 1024:(bx + 1) * 1024], s)
-            T.copy(s, Y[bx * 1024:(bx + 1) * 1024])
+            T.copy(X[bx * 1024 : (bx + 1) * 1024], s)
+            T.copy(s, Y[bx * 1024 : (bx + 1) * 1024])
 
     return main
 
@@ -118,6 +118,7 @@ def stage_1024(N, threads):
 def row_guarded_reduce(M, N, block_m, threads, padded=4096):
     """TileOPs' reduce over rows that a vector does not divide: every element loaded on its own under
     `j < N` into a float32 fragment as wide as the padded row, then reduced (N = padded: no guard)."""
+
     @T.prim_func
     def main(X: T.Tensor((M, N), BF16), Y: T.Tensor((M,), FP32)):
         with T.Kernel(M // block_m, threads=threads) as bx:
@@ -136,6 +137,7 @@ def row_guarded_reduce(M, N, block_m, threads, padded=4096):
 def iterated_tile(N, rounds, threads=128, npt=8):
     """fp16 add's layout (8 contiguous elements per thread, a tail guard when N is ragged) with `rounds`
     FMAs per element in registers between the load and the store."""
+
     @T.prim_func
     def main(X: T.Tensor((N,), FP16), Y: T.Tensor((N,), FP16)):
         with T.Kernel(T.ceildiv(N, threads * npt), threads=threads) as bx:
@@ -153,6 +155,7 @@ def iterated_tile(N, rounds, threads=128, npt=8):
 
 def row_walk_vector(M, N, dtype=BF16, vector=8):
     """A thread walking its own row, a whole 16-byte vector a load (the row-walk proof's staged form)."""
+
     @T.prim_func
     def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M,), FP32)):
         with T.Kernel(M // 128, threads=128) as bx:
@@ -172,6 +175,7 @@ def row_walk_vector(M, N, dtype=BF16, vector=8):
 
 def row_lone_thread_vector(M, N):
     """One thread per block walking its row with float4 loads (the lone-thread proof's staged form)."""
+
     @T.prim_func
     def main(X: T.Tensor((M, N), FP32), Y: T.Tensor((M,), FP32)):
         with T.Kernel(M, threads=1) as bx:
@@ -190,6 +194,7 @@ def row_lone_thread_vector(M, N):
 
 def swiglu_pairs(M, N, block_n=1024):
     """SwiGLU over interleaved gate/up pairs: every other element loaded on its own."""
+
     @T.prim_func
     def main(GU: T.Tensor((M, 2 * N), FP16), Y: T.Tensor((M, N), FP16)):
         with T.Kernel(N // block_n, M, threads=128) as (bx, by):
@@ -203,6 +208,7 @@ def swiglu_pairs(M, N, block_n=1024):
 
 def swiglu_halves(M, N, block_n=1024):
     """The same work over gate and up stored as contiguous halves of each row."""
+
     @T.prim_func
     def main(GU: T.Tensor((M, 2 * N), FP16), Y: T.Tensor((M, N), FP16)):
         with T.Kernel(N // block_n, M, threads=128) as (bx, by):
@@ -218,8 +224,12 @@ def rope(S, H, D, interleaved: bool, BS=16):
     half = D // 2
 
     @T.prim_func
-    def main(X: T.Tensor((S, H, D), BF16), Cos: T.Tensor((S, half), BF16), Sin: T.Tensor((S, half), BF16),
-             Y: T.Tensor((S, H, D), BF16)):
+    def main(
+        X: T.Tensor((S, H, D), BF16),
+        Cos: T.Tensor((S, half), BF16),
+        Sin: T.Tensor((S, half), BF16),
+        Y: T.Tensor((S, H, D), BF16),
+    ):
         with T.Kernel(S // BS, H, threads=128) as (bx, by):
             for s, i in T.Parallel(BS, half):
                 if interleaved:
@@ -238,6 +248,7 @@ def rope(S, H, D, interleaved: bool, BS=16):
 
 def transpose_direct(M, N, B=32):
     """An fp32 transpose written straight to global memory: the store's lanes a row apart."""
+
     @T.prim_func
     def main(A: T.Tensor((M, N), FP32), At: T.Tensor((N, M), FP32)):
         with T.Kernel(N // B, M // B, threads=256) as (bx, by):
@@ -250,16 +261,17 @@ def transpose_direct(M, N, B=32):
 def kv_append(S, tokens, heads, D, tiled: bool, block_t=16):
     """bf16 keys appended to a cache laid out [heads, D, S]: each lane's store a row of the cache apart, or
     `tiled` through shared memory so that each row is written whole."""
+
     @T.prim_func
     def main(K: T.Tensor((tokens, heads, D), BF16), Cache: T.Tensor((heads, D, S), BF16)):
         with T.Kernel(T.ceildiv(tokens, block_t), heads, threads=128) as (bt, h):
             if tiled:
                 k_reg = T.alloc_fragment((block_t, D), BF16)
                 tile = T.alloc_shared((D, block_t), BF16)
-                T.copy(K[bt * block_t:(bt + 1) * block_t, h, 0:D], k_reg)
+                T.copy(K[bt * block_t : (bt + 1) * block_t, h, 0:D], k_reg)
                 for t, d in T.Parallel(block_t, D):
                     tile[d, t] = k_reg[t, d]
-                T.copy(tile, Cache[h, 0:D, bt * block_t:(bt + 1) * block_t])
+                T.copy(tile, Cache[h, 0:D, bt * block_t : (bt + 1) * block_t])
             else:
                 for t, d in T.Parallel(block_t, D):
                     Cache[h, d, bt * block_t + t] = K[bt * block_t + t, h, d]

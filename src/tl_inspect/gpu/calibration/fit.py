@@ -21,16 +21,23 @@ from dataclasses import dataclass
 
 from tl_inspect.analysis import cost, estimate
 from tl_inspect.gpu import cost_table
-from tl_inspect.gpu.cost_table import CostTable
 from tl_inspect.gpu.calibration.suite import RATIO
+from tl_inspect.gpu.cost_table import CostTable
 
 SEARCH_SPAN = 64  # the bisection looks from the base value / 64 to the base value x 64
 STEPS = 60
 
 
 # the terms of the whole launch's estimate (tl_inspect.analysis.estimate), which `cost.launch_ns` does not read
-LAUNCH_TERMS = ("bytes_in_flight", "loop_loads_in_flight", "walk_store_ns", "streaming_read_bytes_per_ns",
-                "streaming_write_bytes_per_ns", "l2_bytes_per_ns", "tensor_peak_fraction")
+LAUNCH_TERMS = (
+    "bytes_in_flight",
+    "loop_loads_in_flight",
+    "walk_store_ns",
+    "streaming_read_bytes_per_ns",
+    "streaming_write_bytes_per_ns",
+    "l2_bytes_per_ns",
+    "tensor_peak_fraction",
+)
 
 
 @dataclass(frozen=True)
@@ -46,8 +53,14 @@ class Priced:
         """The form of `artifact`, to be sent back from the worker that inspected it: its accesses without
         what explains a finding (the guard, causes, proof), which the cost model does not read and which
         can hold the compiler's objects (a guard's tvm strings), whose pickled copies crash when freed."""
-        return cls(tuple(dataclasses.replace(a, guard=None, cause=None, causes=(), proof=None, gain=None,
-                                             measured=None) for a in artifact.accesses), workload, artifact.ledger)
+        return cls(
+            tuple(
+                dataclasses.replace(a, guard=None, cause=None, causes=(), proof=None, gain=None, measured=None)
+                for a in artifact.accesses
+            ),
+            workload,
+            artifact.ledger,
+        )
 
 
 @dataclass(frozen=True)
@@ -81,23 +94,31 @@ def predicted_ns(form: Priced, nbytes: int, base: CostTable, term: str, value: f
             raise ValueError(f"{term}: the form has no launch the estimate can count")
         return estimate.total_ns(estimate.launch_parts(form.accesses, form.ledger, form.workload, table))
     scale = value / base[term]
-    replaced = {id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
-                for a in form.accesses if a.cost_term == term and a.cost}
+    replaced = {
+        id(a): (max(1.0, a.cost * scale), a.cost_bound or cost.MEMORY)
+        for a in form.accesses
+        if a.cost_term == term and a.cost
+    }
     return cost.launch_ns(form.accesses, nbytes, table, replaced, workload=form.workload)
 
 
 def fit_case(timed: Timed, bad: Priced | None, good: Priced, base: CostTable) -> float | None:
     """The term's value that makes the model predict the case's measurement; None when none does."""
-    if timed.term in LAUNCH_TERMS and any(f.ledger is None or f.ledger.blocks is None
-                                          for f in (bad, good) if f is not None):
+    if timed.term in LAUNCH_TERMS and any(
+        f.ledger is None or f.ledger.blocks is None for f in (bad, good) if f is not None
+    ):
         return None  # a launch the estimate cannot count (a run-time grid) predicts nothing
     if timed.fit != RATIO:
+
         def predict(x):
             return predicted_ns(good, timed.bytes_good, base, timed.term, x)
     else:
+
         def predict(x):
             return (predicted_ns(bad, timed.bytes_bad, base, timed.term, x) / timed.bytes_bad) / (
-                predicted_ns(good, timed.bytes_good, base, timed.term, x) / timed.bytes_good)
+                predicted_ns(good, timed.bytes_good, base, timed.term, x) / timed.bytes_good
+            )
+
     return _solve(predict, timed.measured, base[timed.term])
 
 

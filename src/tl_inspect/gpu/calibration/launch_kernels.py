@@ -11,6 +11,7 @@ FP16, BF16, FP32 = T.float16, T.bfloat16, T.float32
 def chunk_sums(N, staged: bool, vec=8, rows=4, threads=128):
     """Each thread sums `rows` chunks of `vec` floats of its own: the loads straight into the sum
     (tilelang keeps them scalar) or `staged` through a local a vector at a time."""
+
     @T.prim_func
     def main(X: T.Tensor((N,), FP32), Y: T.Tensor((N // vec,), FP32)):
         with T.Kernel(N // vec // rows // threads, threads=threads) as bx:
@@ -39,6 +40,7 @@ N26 = 1 << 26
 
 def copy_one_per_thread(N, threads):
     """An fp32 copy, one element per thread: a 4-byte load per thread is all a thread keeps in flight."""
+
     @T.prim_func
     def main(X: T.Tensor((N,), FP32), Y: T.Tensor((N,), FP32)):
         with T.Kernel(N // threads, threads=threads) as bx:
@@ -66,6 +68,7 @@ def copy_grid(blocks, N=N26, threads=256, vec=4):
 def reread_rows(rows, blocks=65536, n=4096, threads=128):
     """Every block sums one row of `rows` rows of `n` fp32 (block b row b % rows): with as many rows as
     blocks a streaming read, with few the blocks re-read them from the L2 (benchmarks/floor_cases.py)."""
+
     @T.prim_func
     def main(X: T.Tensor((rows, n), FP32), Y: T.Tensor((blocks,), FP32)):
         with T.Kernel(blocks, threads=threads) as bx:
@@ -81,6 +84,7 @@ def reread_rows(rows, blocks=65536, n=4096, threads=128):
 def row_layer_norm(M, N, threads=128):
     """LayerNorm (no affine) with a row per thread: each thread walks its own fp16 row three times (the
     mean, the variance, then the normalized row stored), every lane's store in a line of its own."""
+
     @T.prim_func
     def main(X: T.Tensor((M, N), FP16), Y: T.Tensor((M, N), FP16)):
         with T.Kernel(M // threads, threads=threads) as bx:

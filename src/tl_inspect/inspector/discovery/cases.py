@@ -19,16 +19,20 @@ def expand_cases(value, where: str) -> list[dict]:
     # a lone dict without a sweep is more likely a forgotten list than one case: it stays an error
     written = [value] if isinstance(value, dict) and SWEEP_KEY in value else value
     if not isinstance(written, (list, tuple)) or not all(isinstance(case, dict) for case in written):
-        raise ValueError(f"{where}: expected a list of keyword-argument dicts, or one dict with "
-                         f"{SWEEP_KEY!r}: {{NAME: [values]}}, got {shown(value)}")
+        raise ValueError(
+            f"{where}: expected a list of keyword-argument dicts, or one dict with "
+            f"{SWEEP_KEY!r}: {{NAME: [values]}}, got {shown(value)}"
+        )
     swept_cases = []
     for case in written:
         fixed = {name: v for name, v in case.items() if name != SWEEP_KEY}
         swept = case.get(SWEEP_KEY, {})
         if not isinstance(swept, dict) or not all(
-                isinstance(values, (list, tuple)) and values for values in swept.values()):
-            raise ValueError(f"{where}: {SWEEP_KEY!r} expects {{NAME: [value, ...]}} with non-empty lists, "
-                             f"got {shown(swept)}")
+            isinstance(values, (list, tuple)) and values for values in swept.values()
+        ):
+            raise ValueError(
+                f"{where}: {SWEEP_KEY!r} expects {{NAME: [value, ...]}} with non-empty lists, got {shown(swept)}"
+            )
         overlap = sorted(set(fixed) & set(swept))
         if overlap:
             raise ValueError(f"{where}: {', '.join(overlap)} both fixed and swept")

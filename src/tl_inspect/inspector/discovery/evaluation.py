@@ -12,7 +12,20 @@ import operator
 import sys
 import types
 
-from tl_inspect.inspector.discovery.static_values import ARITHMETIC, COMPARISONS, PARSE_METHODS, ArgparseResult, FunctionRef, Instance, Unknown, builtin, dtype_named, is_static_function, is_tilelang_dtype_class, last_name
+from tl_inspect.inspector.discovery.static_values import (
+    ARITHMETIC,
+    COMPARISONS,
+    PARSE_METHODS,
+    ArgparseResult,
+    FunctionRef,
+    Instance,
+    Unknown,
+    builtin,
+    dtype_named,
+    is_static_function,
+    is_tilelang_dtype_class,
+    last_name,
+)
 from tl_inspect.inspector.discovery.tensor_args import TensorShape, elementwise, made_tensor, tensor_method
 
 _LARGEST = 1 << 64  # an arithmetic result past this is a mistake to inspect, not a shape
@@ -47,8 +60,11 @@ class Evaluator:
             return unknown or _arithmetic(operator.getitem, node, value, index)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             value = self.evaluate(node.operand, env)
-            return value if isinstance(value, Unknown) else _arithmetic(
-                lambda v: -v if isinstance(node.op, ast.USub) else +v, node, value)
+            return (
+                value
+                if isinstance(value, Unknown)
+                else _arithmetic(lambda v: -v if isinstance(node.op, ast.USub) else +v, node, value)
+            )
         if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
             left, right = self.evaluate(node.left, env), self.evaluate(node.right, env)
             unknown = next((v for v in (left, right) if isinstance(v, Unknown)), None)
@@ -57,17 +73,23 @@ class Evaluator:
                 return made or Unknown(f"`{shown(node)}` is computed at run time")
             return unknown or _arithmetic(ARITHMETIC[type(node.op)], node, left, right)
         if isinstance(node, (ast.IfExp, ast.Compare, ast.BoolOp)) or (
-                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+        ):
             return self._condition(node, env)
         if isinstance(node, ast.Dict):
             return self._dict(node, env)
         if isinstance(node, ast.Call) and id(node) in self.instances:
             return self.instances[id(node)]
-        if isinstance(node, ast.Call) and (last_name(node.func) in PARSE_METHODS or (
-                isinstance(node.func, ast.Name) and node.func.id in self.parsers and node.func.id not in env)):
+        if isinstance(node, ast.Call) and (
+            last_name(node.func) in PARSE_METHODS
+            or (isinstance(node.func, ast.Name) and node.func.id in self.parsers and node.func.id not in env)
+        ):
             parsed = ArgparseResult(self.argparse_defaults)
-            return (parsed, Unknown("the arguments argparse did not know")) if last_name(node.func) == \
-                "parse_known_args" else parsed
+            return (
+                (parsed, Unknown("the arguments argparse did not know"))
+                if last_name(node.func) == "parse_known_args"
+                else parsed
+            )
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             made = self._tensor(node, env)
             if made is not None:
@@ -81,8 +103,13 @@ class Evaluator:
             if callee is getattr and len(node.args) == 2:
                 name = self.evaluate(node.args[1], env)
                 found = dtype_named(self._callee(node.args[0], env), name)
-                return name if isinstance(name, Unknown) else found if found is not None else Unknown(
-                    f"`{shown(node)}` is no dtype of a module")
+                return (
+                    name
+                    if isinstance(name, Unknown)
+                    else found
+                    if found is not None
+                    else Unknown(f"`{shown(node)}` is no dtype of a module")
+                )
         return Unknown(f"`{shown(node)}` is computed at run time")
 
     def arguments(self, call: ast.Call, env: dict):
@@ -122,7 +149,11 @@ class Evaluator:
             # as Python does: the first operand that decides, and the later ones not evaluated
             for operand in node.values:
                 value = self._plain(self.evaluate(operand, env), operand)
-                if isinstance(value, Unknown) or operand is node.values[-1] or bool(value) == isinstance(node.op, ast.Or):
+                if (
+                    isinstance(value, Unknown)
+                    or operand is node.values[-1]
+                    or bool(value) == isinstance(node.op, ast.Or)
+                ):
                     return value
         left = self._plain(self.evaluate(node.left, env), node.left)
         for op, comparator in zip(node.ops, node.comparators):
@@ -165,8 +196,9 @@ class Evaluator:
         if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
             return None
         base = node.func.value
-        owner = env.get(base.id, self.namespace.get(base.id)) if isinstance(base, ast.Name) else \
-            self.evaluate(base, env)
+        owner = (
+            env.get(base.id, self.namespace.get(base.id)) if isinstance(base, ast.Name) else self.evaluate(base, env)
+        )
         if not (isinstance(owner, TensorShape) or getattr(owner, "__name__", None) == "torch"):
             return None
         args = [self.evaluate(a, env) for a in node.args]
@@ -202,8 +234,12 @@ class Evaluator:
 
     def _module_value(self, value, shown: str):
         """A module constant, or a dict of the file's factories by name (`KERNELS = {"gemm": gemm}`)."""
-        if isinstance(value, dict) and value and all(id(v) in self._function_objects for v in value.values()) \
-                and _is_plain(list(value)):
+        if (
+            isinstance(value, dict)
+            and value
+            and all(id(v) in self._function_objects for v in value.values())
+            and _is_plain(list(value))
+        ):
             return {key: FunctionRef(self._function_objects[id(v)]) for key, v in value.items()}
         return _constant(value, shown)
 

@@ -32,8 +32,11 @@ def module_level_call(module, name: str) -> tuple[object, dict] | None:
         bound = inspect.signature(_signature_of(factory)).bind(*args, **kwargs)
     except (ValueError, TypeError):
         return None
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in bound.signature.parameters.values()
-           if p.name in bound.arguments):
+    if any(
+        p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in bound.signature.parameters.values()
+        if p.name in bound.arguments
+    ):
         return None
     return factory, dict(bound.arguments)
 

@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 
 from tl_inspect.inspector.discovery.evaluation import Evaluator, imported
 from tl_inspect.inspector.discovery.parametrize import MAX_CONTEXTS, parametrized
-from tl_inspect.inspector.discovery.static_values import ArgparseResult, FunctionRef, Instance, Unknown, argparse_defaults, last_name, literal, returns_parsed_arguments
+from tl_inspect.inspector.discovery.static_values import (
+    ArgparseResult,
+    FunctionRef,
+    Instance,
+    Unknown,
+    argparse_defaults,
+    last_name,
+    literal,
+    returns_parsed_arguments,
+)
 
 ENTRY_MAIN = "main"
 HELPER_DEPTH = 4  # main() -> run_gemm() -> check() -> ... : deeper chains are not followed
@@ -38,6 +47,7 @@ class InferredCall:
 class Helper:
     """A function of the file that a walked call enters: a module function, or the `forward` of an autograd
     `Function` that `Cls.apply(...)` runs (its `ctx` filled in, as autograd does)."""
+
     node: ast.FunctionDef
     shown: str  # "run_gemm", "_attention.forward"
     implicit: tuple = ()  # values of the leading parameters the caller does not pass
@@ -56,14 +66,24 @@ def plain_factories(tree: ast.Module) -> set[str]:
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
-        kernels = {inner.name for inner in ast.walk(node) if inner is not node and isinstance(inner, ast.FunctionDef)
-                   and any(last_name(d) == "prim_func" for d in inner.decorator_list)}
+        kernels = {
+            inner.name
+            for inner in ast.walk(node)
+            if inner is not node
+            and isinstance(inner, ast.FunctionDef)
+            and any(last_name(d) == "prim_func" for d in inner.decorator_list)
+        }
         # returned (or compiled and returned): a function that runs an autotuner around its kernel is no factory
         if any(r.value is not None and kernels & set(_names_in(r.value)) for r in _own_returns(node)):
             found.add(node.name)
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and last_name(node.func) == "compile" and node.args
-                and isinstance(node.args[0], ast.Call) and isinstance(node.args[0].func, ast.Name)):
+        if (
+            isinstance(node, ast.Call)
+            and last_name(node.func) == "compile"
+            and node.args
+            and isinstance(node.args[0], ast.Call)
+            and isinstance(node.args[0].func, ast.Name)
+        ):
             found.add(node.args[0].func.id)
     return found
 
@@ -121,8 +141,9 @@ class _Walker:
             for target in node.targets:
                 self._bind(target, value, env)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            value = self.evaluate(node.value if isinstance(node, ast.AnnAssign)
-                                  else ast.BinOp(node.target, node.op, node.value), env)
+            value = self.evaluate(
+                node.value if isinstance(node, ast.AnnAssign) else ast.BinOp(node.target, node.op, node.value), env
+            )
             self._bind(node.target, value, env)
         elif isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
             for alias in node.names:
@@ -155,8 +176,12 @@ class _Walker:
         if name in self.factories:
             self._record(name, call, env, here)
             return
-        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and isinstance(
-                env.get(call.func.value.id), (list, dict)) and call.func.attr not in _READS:
+        if (
+            isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and isinstance(env.get(call.func.value.id), (list, dict))
+            and call.func.attr not in _READS
+        ):
             # `sizes.append(n)` changes the list the walk knows: what it holds afterwards is not read here
             env[call.func.value.id] = Unknown(f"`{call.func.value.id}` is changed by `.{call.func.attr}()`")
             return
@@ -214,8 +239,14 @@ class _Walker:
             self.result.refusals.setdefault(factory, []).append(f"{here}: {passed.reason}")
             return
         args, kwargs = tuple(passed[0]), tuple(passed[1].items())
-        unknown = next((v for v in (*args, *(v for _, v in kwargs))
-                        if isinstance(v, (Unknown, ArgparseResult, FunctionRef, Instance))), None)
+        unknown = next(
+            (
+                v
+                for v in (*args, *(v for _, v in kwargs))
+                if isinstance(v, (Unknown, ArgparseResult, FunctionRef, Instance))
+            ),
+            None,
+        )
         if unknown is not None:
             self.result.refusals.setdefault(factory, []).append(f"{here}: {_no_argument(unknown)}")
             return
@@ -226,7 +257,7 @@ class _Walker:
         """The function's parameters bound to what its caller passed, else to their defaults."""
         params = node.args
         positional = [*params.posonlyargs, *params.args]
-        defaults = dict(zip([p.arg for p in positional][len(positional) - len(params.defaults):], params.defaults))
+        defaults = dict(zip([p.arg for p in positional][len(positional) - len(params.defaults) :], params.defaults))
         defaults.update({p.arg: d for p, d in zip(params.kwonlyargs, params.kw_defaults) if d is not None})
         env: dict = {}
         for index, param in enumerate([*positional, *params.kwonlyargs]):
@@ -237,7 +268,9 @@ class _Walker:
             elif param.arg in defaults:
                 env[param.arg] = self.evaluate(defaults[param.arg], {})
             else:
-                env[param.arg] = Unknown(f"`{param.arg}` is a parameter of {label.split(' via ')[-1]} without a default")
+                env[param.arg] = Unknown(
+                    f"`{param.arg}` is a parameter of {label.split(' via ')[-1]} without a default"
+                )
         for extra in (params.vararg, params.kwarg):
             if extra is not None:
                 env[extra.arg] = Unknown(f"`{extra.arg}` collects arguments passed at run time")
@@ -250,15 +283,21 @@ class _Walker:
             self.evaluate(target.value, env).fields[target.attr] = value  # `self.M = M` in `__init__`
         elif isinstance(target, (ast.Tuple, ast.List)):
             names = [element for element in target.elts]
-            if isinstance(value, tuple) and len(value) == len(names) and not any(
-                    isinstance(n, ast.Starred) for n in names):
+            if (
+                isinstance(value, tuple)
+                and len(value) == len(names)
+                and not any(isinstance(n, ast.Starred) for n in names)
+            ):
                 for element, item in zip(names, value):
                     self._bind(element, item, env)
             else:
                 for element in names:
                     for name in _names_in(element):
-                        env[name] = value if isinstance(value, Unknown) else Unknown(
-                            f"`{name}` is unpacked from a value that is not a tuple of its length")
+                        env[name] = (
+                            value
+                            if isinstance(value, Unknown)
+                            else Unknown(f"`{name}` is unpacked from a value that is not a tuple of its length")
+                        )
 
 
 def _no_argument(value) -> str:
@@ -277,18 +316,34 @@ def _helpers(tree: ast.Module, functions: dict) -> dict:
     name bound to an `apply` (`attention = _attention.apply`)."""
     helpers = {name: Helper(node, name) for name, node in functions.items()}
     for node in tree.body:
-        forward = next((item for item in getattr(node, "body", []) if isinstance(node, ast.ClassDef)
-                        and isinstance(item, ast.FunctionDef) and item.name == "forward"), None)
+        forward = next(
+            (
+                item
+                for item in getattr(node, "body", [])
+                if isinstance(node, ast.ClassDef) and isinstance(item, ast.FunctionDef) and item.name == "forward"
+            ),
+            None,
+        )
         if forward is not None and any(last_name(base) == "Function" for base in node.bases):
             ctx = Unknown(f"`{forward.args.args[0].arg}` is autograd's context") if forward.args.args else None
             helpers[f"{node.name}.apply"] = Helper(forward, f"{node.name}.forward", (ctx,) if ctx else ())
         elif isinstance(node, ast.ClassDef):
             # called on an object the walk made: `self` is that object (`_call`)
-            helpers.update({f"{node.name}.{item.name}": Helper(item, f"{node.name}.{item.name}")
-                            for item in node.body if isinstance(item, ast.FunctionDef)})
+            helpers.update(
+                {
+                    f"{node.name}.{item.name}": Helper(item, f"{node.name}.{item.name}")
+                    for item in node.body
+                    if isinstance(item, ast.FunctionDef)
+                }
+            )
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and ast.unparse(node.value) in helpers and node.targets[0].id not in helpers):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and ast.unparse(node.value) in helpers
+            and node.targets[0].id not in helpers
+        ):
             helpers[node.targets[0].id] = helpers[ast.unparse(node.value)]
     return helpers
 
@@ -302,7 +357,8 @@ def _calls_in(statement) -> list[ast.Call]:
     def visit(node):
         for child in ast.iter_child_nodes(node):
             if id(child) not in nested and not isinstance(
-                    child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+            ):
                 visit(child)
         if isinstance(node, ast.Call):
             found.append(node)
@@ -325,9 +381,14 @@ def _own_returns(function) -> list[ast.Return]:
 
 def _is_main_guard(node) -> bool:
     test = getattr(node, "test", None)
-    return (isinstance(node, ast.If) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
-            and test.left.id == "__name__" and len(test.comparators) == 1
-            and literal(test.comparators[0]) == "__main__")
+    return (
+        isinstance(node, ast.If)
+        and isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and literal(test.comparators[0]) == "__main__"
+    )
 
 
 def _names_in(target) -> list[str]:

@@ -19,15 +19,24 @@ from tilelang.jit import JITImpl
 from tilelang.jit.kernel import JITKernel
 
 from tl_inspect.inspector.discovery import inference
+from tl_inspect.inspector.discovery.cases import SWEEP_KEY, case_label, expand_cases, shown
 from tl_inspect.inspector.discovery.factory_calls import module_level_call
-from tl_inspect.inspector.discovery.origins import (function_file, function_line, function_lines, module_file, module_text,
-                                                    prim_func_file, prim_func_line, user_function)
+from tl_inspect.inspector.discovery.origins import (
+    function_file,
+    function_line,
+    function_lines,
+    module_file,
+    module_text,
+    prim_func_file,
+    prim_func_line,
+    user_function,
+)
+from tl_inspect.inspector.discovery.tensor_args import TensorShape
 from tl_inspect.inspector.lowering.hooks import TILELANG_DIR
 from tl_inspect.inspector.processes.job import Job
-from tl_inspect.inspector.discovery.tensor_args import TensorShape
-from tl_inspect.inspector.discovery.cases import SWEEP_KEY, case_label, expand_cases, shown
 
 CASES_VARIABLE = "TL_INSPECT_CASES"
+
 
 @dataclass
 class KernelSpec:
@@ -66,12 +75,13 @@ def factory_call_of(module, spec: KernelSpec) -> FactoryCall | None:
     return FactoryCall(getattr(user_function(factory), "__name__", spec.name), factory, arguments)
 
 
-
 def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
     """The file's kernels in source order, a note per factory left out or cut short, and the factories that
     need a TL_INSPECT_CASES entry (name -> the parameters it needs)."""
-    cases = {name: expand_cases(value, f"{CASES_VARIABLE} entry {shown(name)}")
-             for name, value in {**(getattr(module, CASES_VARIABLE, None) or {}), **job.cases}.items()}
+    cases = {
+        name: expand_cases(value, f"{CASES_VARIABLE} entry {shown(name)}")
+        for name, value in {**(getattr(module, CASES_VARIABLE, None) or {}), **job.cases}.items()
+    }
     if job.only and job.args:
         cases[job.only] = [job.args]
     specs: list[tuple[int, KernelSpec]] = []
@@ -80,8 +90,13 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
     tree = _syntax_tree(module) if job.infer else None
     plain = inference.plain_factories(tree) if tree else set()
     for name, obj in list(vars(module).items()):
-        if name.startswith("__") or id(obj) in seen or (job.only and name != job.only) or not callable(obj) and \
-                not is_kernel_object(obj):
+        if (
+            name.startswith("__")
+            or id(obj) in seen
+            or (job.only and name != job.only)
+            or not callable(obj)
+            and not is_kernel_object(obj)
+        ):
             continue
         seen.add(id(obj))
         if isinstance(obj, (tvm.tirx.PrimFunc, JITKernel)):
@@ -97,12 +112,14 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
     notes: list[str] = list(inferred.notes)
     needs_cases: dict = {}
     for name, obj in factories:
-        if name not in cases and any(file == function_file(obj) and line in function_lines(obj)
-                                     for file, line in specialised):
+        if name not in cases and any(
+            file == function_file(obj) and line in function_lines(obj) for file, line in specialised
+        ):
             continue
         own = cases.get(name) or inferred.cases.get(name)
-        found, note = _factory_specs(name, obj, own, job.all_configs, () if name in cases else
-                                     inferred.origins.get(name, ()))
+        found, note = _factory_specs(
+            name, obj, own, job.all_configs, () if name in cases else inferred.origins.get(name, ())
+        )
         if note:
             notes.append(note + inferred.refusal(name))
             needs_cases[name] = required_parameters(obj)
@@ -117,6 +134,7 @@ def discover(module, job: Job) -> tuple[list[KernelSpec], list[str], dict]:
 @dataclass
 class InferredCases:
     """The cases of each factory inferred from the file's own calls (inference.py), bound to its parameters."""
+
     cases: dict = field(default_factory=dict)  # factory -> [kwargs, ...]
     origins: dict = field(default_factory=dict)  # factory -> (where each case was called from, ...)
     refusals: dict = field(default_factory=dict)  # factory -> [why a call is not inferable]
@@ -140,8 +158,10 @@ class InferredCases:
                     unique.setdefault(repr(sorted(case.items(), key=lambda item: item[0])), (case, call.origin))
             kept = list(unique.values())
             if len(kept) > cap:
-                found.notes.append(f"{name}: {len(kept)} cases inferred from its calls; inspecting the first {cap} "
-                                   f"(max-inferred-cases)")
+                found.notes.append(
+                    f"{name}: {len(kept)} cases inferred from its calls; inspecting the first {cap} "
+                    f"(max-inferred-cases)"
+                )
                 kept = kept[:cap]
             if kept:
                 found.cases[name] = [case for case, _ in kept]
@@ -198,8 +218,10 @@ def check_names(module, job: Job) -> str | None:
     """The error of the whole file: a malformed TL_INSPECT_CASES, or a FILE.py::NAME that names nothing."""
     cases = getattr(module, CASES_VARIABLE, None)
     if cases is not None and not isinstance(cases, dict):
-        return (f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts "
-                f"(or to one dict, with an optional {SWEEP_KEY!r}: {{NAME: [values]}})")
+        return (
+            f"{CASES_VARIABLE} must be a dict mapping factory names to lists of keyword-argument dicts "
+            f"(or to one dict, with an optional {SWEEP_KEY!r}: {{NAME: [values]}})"
+        )
     for name, value in (cases or {}).items():
         if not isinstance(name, str):
             return f"{CASES_VARIABLE} keys must be factory names (strings), got {shown(name)}"
@@ -214,8 +236,10 @@ def check_names(module, job: Job) -> str | None:
         names = run_time_names(built if isinstance(built, tvm.tirx.PrimFunc) else built.prim_func)
         unknown = [name for name in job.args if name not in names]
         if unknown:
-            return (f"{job.path}::{job.only}: -a {unknown[0]}: {job.only} is a kernel already built, and -a can "
-                    f"only give values to its run-time lengths and scalars ({', '.join(names) or 'it has none'})")
+            return (
+                f"{job.path}::{job.only}: -a {unknown[0]}: {job.only} is a kernel already built, and -a can "
+                f"only give values to its run-time lengths and scalars ({', '.join(names) or 'it has none'})"
+            )
     return None
 
 
@@ -230,9 +254,14 @@ def _at_run_time_values(spec: KernelSpec, values: dict, call: FactoryCall | None
     """A built kernel's spec with `-a` values for its run-time lengths and scalars, which `--measure` runs
     it at (check_names has refused any other name); `call`: the module-level call that built it, found
     under its own name before the values label it."""
-    return KernelSpec(f"{spec.name}[{case_label(values)}]", spec.discovered_as, spec.build, spec.source_file,
-                      case=tuple((name, str(value)) for name, value in values.items()), call=call)
-
+    return KernelSpec(
+        f"{spec.name}[{case_label(values)}]",
+        spec.discovered_as,
+        spec.build,
+        spec.source_file,
+        case=tuple((name, str(value)) for name, value in values.items()),
+        call=call,
+    )
 
 
 def unusable_cases(module, job: Job) -> list[tuple[str, str]]:
@@ -259,15 +288,17 @@ def _fixed(prim_func, configs):
     return lambda: (prim_func, configs)
 
 
-def _factory_specs(name: str, obj, cases, all_configs: bool,
-                   origins: tuple = ()) -> tuple[list[KernelSpec], str | None]:
+def _factory_specs(
+    name: str, obj, cases, all_configs: bool, origins: tuple = ()
+) -> tuple[list[KernelSpec], str | None]:
     """The kernels of a factory, one per case (`origins`: where each inferred case was called from)."""
     missing = required_parameters(obj)
     if not cases and missing:
-        return [], (f"{name}: factory needs arguments ({', '.join(missing)}); "
-                    f"add {CASES_VARIABLE} = {{{name!r}: [{{...}}]}} or use FILE.py::{name} -a NAME=VALUE")
-    kind = ("autotune" if isinstance(obj, AutoTuneImpl) else
-            "jit_factory" if isinstance(obj, JITImpl) else "factory")
+        return [], (
+            f"{name}: factory needs arguments ({', '.join(missing)}); "
+            f"add {CASES_VARIABLE} = {{{name!r}: [{{...}}]}} or use FILE.py::{name} -a NAME=VALUE"
+        )
+    kind = "autotune" if isinstance(obj, AutoTuneImpl) else "jit_factory" if isinstance(obj, JITImpl) else "factory"
     specs = []
     for index, case in enumerate(cases or [{}]):
         # never call an autotuner: it benchmarks on a GPU. Lower its jit with the first config, or each one.
@@ -276,15 +307,23 @@ def _factory_specs(name: str, obj, cases, all_configs: bool,
             arguments = {k: v for k, v in config.items() if k != "pass_configs"}
             shown = {**case, **arguments} if all_configs else case
             label = f"{name}[{case_label(shown)}]" if shown else name
-            specs.append(KernelSpec(label, origins[index] if origins else kind, _from_factory(obj, case, config),
-                                    function_file(obj), factory=name,
-                                    case=tuple((k, str(v)) for k, v in shown.items()),
-                                    call=FactoryCall(name, obj, dict(case), config)))
+            specs.append(
+                KernelSpec(
+                    label,
+                    origins[index] if origins else kind,
+                    _from_factory(obj, case, config),
+                    function_file(obj),
+                    factory=name,
+                    case=tuple((k, str(v)) for k, v in shown.items()),
+                    call=FactoryCall(name, obj, dict(case), config),
+                )
+            )
     return specs, None
 
 
 def _from_factory(obj, case: dict, config: dict):
     """Build the PrimFunc of one case lazily, so a failing factory fails only its own kernel."""
+
     def build():
         # tensors an inferred call passes: meta tensors of their shape and dtype, never allocated
         case_values = {name: value.meta() if isinstance(value, TensorShape) else value for name, value in case.items()}
@@ -320,9 +359,13 @@ def required_parameters(obj) -> list[str]:
     except (TypeError, ValueError):
         return []
     tuned = set(obj.configs[0]) if isinstance(getattr(obj, "configs", None), (list, tuple)) and obj.configs else set()
-    return [p.name for p in params
-            if p.default is inspect.Parameter.empty and p.name not in tuned
-            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return [
+        p.name
+        for p in params
+        if p.default is inspect.Parameter.empty
+        and p.name not in tuned
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
 
 
 def _constexprs(func) -> list[str]:
@@ -333,5 +376,3 @@ def _constexprs(func) -> list[str]:
         return []
     groups = re.findall(r"T\.const\(\s*[\"']([^\"']+)[\"']", source)
     return [name.strip() for group in groups for name in group.split(",") if name.strip()]
-
-

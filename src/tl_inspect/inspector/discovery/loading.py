@@ -55,8 +55,10 @@ def import_user_file(user_file: str, text: str | None = None):
             # in a module the file imports: the names bound before its import line are kept
             helper = os.path.relpath(exc.filename) if exc.filename.startswith(os.getcwd() + os.sep) else exc.filename
             _, line = describe_error(exc, user_file, "")
-            return module, (printable(f"SyntaxError in {helper}, line {exc.lineno}: {exc.msg} "
-                                      f"(while importing the module)"), line)
+            return module, (
+                printable(f"SyntaxError in {helper}, line {exc.lineno}: {exc.msg} (while importing the module)"),
+                line,
+            )
         return None, (printable(f"SyntaxError: {exc.msg} (while importing the module)"), exc.lineno)
     except MemoryError as exc:
         # the module's names hold what it allocated: drop them all, or nothing more can be done

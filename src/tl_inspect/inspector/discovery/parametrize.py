@@ -23,21 +23,32 @@ def parametrized(function, evaluate, limit: int) -> list[dict]:
     groups = [_cases(decorator, evaluate) for decorator in function.decorator_list if _is_parametrize(decorator)]
     if not groups:
         return [{}]
-    combined = (dict(item for case in combination for item in case.items())
-                for combination in itertools.product(*groups))
+    combined = (
+        dict(item for case in combination for item in case.items()) for combination in itertools.product(*groups)
+    )
     return list(itertools.islice(combined, limit))
 
 
 def _is_parametrize(decorator) -> bool:
-    return (isinstance(decorator, ast.Call) and last_name(decorator.func) == "parametrize"
-            and isinstance(decorator.func, ast.Attribute) and last_name(decorator.func.value) == "mark")
+    return (
+        isinstance(decorator, ast.Call)
+        and last_name(decorator.func) == "parametrize"
+        and isinstance(decorator.func, ast.Attribute)
+        and last_name(decorator.func.value) == "mark"
+    )
 
 
 def _cases(decorator: ast.Call, evaluate) -> list[dict]:
-    names_node = decorator.args[0] if decorator.args else next(
-        (k.value for k in decorator.keywords if k.arg == "argnames"), None)
-    values_node = decorator.args[1] if len(decorator.args) > 1 else next(
-        (k.value for k in decorator.keywords if k.arg == "argvalues"), None)
+    names_node = (
+        decorator.args[0]
+        if decorator.args
+        else next((k.value for k in decorator.keywords if k.arg == "argnames"), None)
+    )
+    values_node = (
+        decorator.args[1]
+        if len(decorator.args) > 1
+        else next((k.value for k in decorator.keywords if k.arg == "argvalues"), None)
+    )
     names = evaluate(names_node, {}) if names_node is not None else Unknown("the parametrize names are missing")
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]

@@ -11,13 +11,30 @@ from dataclasses import dataclass
 
 PARSE_METHODS = ("parse_args", "parse_known_args")
 # the arithmetic a shape may be written with (`(1 << 20) - 4`, `M // 2`), evaluated without running the file
-ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-              ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+ARITHMETIC = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
 # the comparisons a conditional size may test (`64 if D <= 128 else 32`, `dtype == "float16"`)
-COMPARISONS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-               ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-               ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+COMPARISONS = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 # functions whose result depends on their arguments alone, so calling them on known values is what the file
 # would compute (`math.ceil(S / 64)`, `max(M, 64)`); found by identity, so `from math import ceil` is one too
 PURE_FUNCTIONS = (int, float, min, max, abs, round, math.ceil, math.floor, math.prod, math.log2)
@@ -26,6 +43,7 @@ PURE_FUNCTIONS = (int, float, min, max, abs, round, math.ceil, math.floor, math.
 @dataclass(frozen=True)
 class Unknown:
     """A value that cannot be known without running the file, and why (a phrase: "`a` is a loop variable")."""
+
     reason: str
 
 
@@ -33,6 +51,7 @@ class Unknown:
 class FunctionRef:
     """A factory or helper of the file held in a name (`kernel = gemm_2cta if two_cta else gemm`,
     `KERNELS[name]`), known by the name the walk calls it under."""
+
     name: str
 
 
@@ -40,6 +59,7 @@ class FunctionRef:
 class Instance:
     """An object of one of the file's classes made in a walked call (`config = MatmulConfig(M, N, K)`): the
     attributes its `__init__` sets, as the walk knows them."""
+
     cls: str
     fields: dict
 
@@ -47,6 +67,7 @@ class Instance:
 @dataclass(frozen=True)
 class ArgparseResult:
     """What `parser.parse_args()` returns: its options' defaults, by destination."""
+
     defaults: dict
 
 
@@ -59,7 +80,9 @@ def argparse_defaults(tree: ast.Module) -> dict:
         flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         dest = literal(keywords.get("dest")) or next(
-            (f.lstrip("-").replace("-", "_") for f in flags if f.startswith("--")), flags[0].lstrip("-") if flags else None)
+            (f.lstrip("-").replace("-", "_") for f in flags if f.startswith("--")),
+            flags[0].lstrip("-") if flags else None,
+        )
         if not dest:
             continue
         action = literal(keywords.get("action"))
@@ -81,8 +104,10 @@ def argparse_defaults(tree: ast.Module) -> dict:
 
 def returns_parsed_arguments(function) -> bool:
     """`def parse_args(): ...; return parser.parse_args()`: its call is the argparse result."""
-    return any(isinstance(n, ast.Return) and isinstance(n.value, ast.Call) and last_name(n.value.func) == "parse_args"
-               for n in ast.walk(function))
+    return any(
+        isinstance(n, ast.Return) and isinstance(n.value, ast.Call) and last_name(n.value.func) == "parse_args"
+        for n in ast.walk(function)
+    )
 
 
 def literal(node, otherwise=None):
@@ -116,8 +141,11 @@ def is_static_function(callee) -> bool:
         return True
     # `dtype.as_torch()` of a known tilelang dtype: the torch dtype of the same name
     owner = getattr(callee, "__self__", None)
-    return (is_tilelang_dtype_class(type(owner)) and getattr(callee, "__func__", None) is not None
-            and callee.__func__ is getattr(type(owner), "as_torch", None))
+    return (
+        is_tilelang_dtype_class(type(owner))
+        and getattr(callee, "__func__", None) is not None
+        and callee.__func__ is getattr(type(owner), "as_torch", None)
+    )
 
 
 def is_tilelang_dtype_class(kind) -> bool:

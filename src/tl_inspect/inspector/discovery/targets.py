@@ -54,10 +54,19 @@ def python_files_importing_tilelang(directory: str) -> list[Target]:
         found.append(Target(exc.filename, error=f"cannot read this folder: {exc.strerror}"))
 
     for root, dirs, files in os.walk(directory, onerror=unreadable):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS
-                         and not os.path.exists(os.path.join(root, d, "pyvenv.cfg")))
-        found.extend(target for name in sorted(files) if name.endswith(".py")
-                     for target in tilelang_target(os.path.join(root, name)))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d not in _SKIPPED_DIRS
+            and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
+        )
+        found.extend(
+            target
+            for name in sorted(files)
+            if name.endswith(".py")
+            for target in tilelang_target(os.path.join(root, name))
+        )
     return found
 
 
@@ -75,4 +84,4 @@ def shard(targets: list[Target], index: int, count: int) -> list[Target]:
     """Shard `index` (1-based) of `count`: every `count`-th target in path order, so the shards of one
     checkout are disjoint, cover every target, and differ in size by one file at most."""
     ordered = sorted(targets, key=lambda t: (os.path.normpath(t.path), t.only or ""))
-    return ordered[index - 1::count]
+    return ordered[index - 1 :: count]

@@ -12,10 +12,28 @@ from dataclasses import dataclass
 
 _MAKERS = ("randn", "rand", "zeros", "ones", "empty")  # torch.F(*shape or shape, dtype=...)
 _LIKE = ("randn_like", "rand_like", "zeros_like", "ones_like", "empty_like")
-_CASTS = {"half": "float16", "float": "float32", "bfloat16": "bfloat16", "double": "float64", "int": "int32",
-          "long": "int64", "bool": "bool"}
-_KEEPS = ("cuda", "contiguous", "cpu", "clone", "detach", "requires_grad_", "normal_", "uniform_", "zero_", "fill_",
-          "random_")  # moves, copies and in-place fills keep the shape and dtype
+_CASTS = {
+    "half": "float16",
+    "float": "float32",
+    "bfloat16": "bfloat16",
+    "double": "float64",
+    "int": "int32",
+    "long": "int64",
+    "bool": "bool",
+}
+_KEEPS = (
+    "cuda",
+    "contiguous",
+    "cpu",
+    "clone",
+    "detach",
+    "requires_grad_",
+    "normal_",
+    "uniform_",
+    "zero_",
+    "fill_",
+    "random_",
+)  # moves, copies and in-place fills keep the shape and dtype
 
 
 @dataclass(frozen=True)
@@ -65,8 +83,11 @@ def tensor_method(tensor: TensorShape, method: str, args: list):
     if method in _KEEPS:
         return tensor
     if method == "size":
-        return tensor.shape[args[0]] if args and isinstance(args[0], int) and -len(tensor.shape) <= args[0] < len(
-            tensor.shape) else (tensor.shape if not args else None)
+        return (
+            tensor.shape[args[0]]
+            if args and isinstance(args[0], int) and -len(tensor.shape) <= args[0] < len(tensor.shape)
+            else (tensor.shape if not args else None)
+        )
     if method in ("numel", "dim") and not args:
         return len(tensor.shape) if method == "dim" else _product(tensor.shape)
     if method in _CASTS and not args:

@@ -17,13 +17,11 @@ import re
 
 import numpy as np
 
-from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.evaluate import evaluate, substitute
-
-from tl_inspect.tir.render import render
-from tl_inspect.tir.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
 from tl_inspect.model import Access
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.evaluate import evaluate, substitute
+from tl_inspect.tir.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
+from tl_inspect.tir.render import render
 
 LANE_TAG = "threadIdx.x"
 WARP_SIZE = 32
@@ -113,8 +111,11 @@ class DeviceFunc:
 
     def thread_run(self, flat, dtype: str, lanes: int, loops: tuple) -> int:
         """The longest run of contiguous bytes thread 0 walks through this access over its loops."""
-        if flat is None or any(extent is None for _, extent in loops) or math.prod(
-                extent for _, extent in loops) > RUN_ENUMERATION_LIMIT:
+        if (
+            flat is None
+            or any(extent is None for _, extent in loops)
+            or math.prod(extent for _, extent in loops) > RUN_ENUMERATION_LIMIT
+        ):
             return 0
         env = {v: 0 for v in self.block_vars} | {v: 0 for v, _ in self.thread_axes.values()}
         for k, (var, extent) in enumerate(loops):
@@ -163,8 +164,11 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
         for stmt, ancestors in ir.walk(func.body):
             line = ir.stmt_line(stmt, ancestors)
             trips = _trips(ancestors)
-            loops = tuple((a.var, ir.int_value(a.extent)) for a in ancestors
-                          if isinstance(a, ir.For) and a.kind != "thread_binding")
+            loops = tuple(
+                (a.var, ir.int_value(a.extent))
+                for a in ancestors
+                if isinstance(a, ir.For) and a.kind != "thread_binding"
+            )
             if isinstance(stmt, ir.Eval):
                 access = _call_access(dev, stmt, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
                 if access:
@@ -179,14 +183,38 @@ def global_accesses(device: ir.Snapshot, source: str, line_map: tuple, dtypes: d
                 continue
             guards = [a.cond for a in ancestors if isinstance(a, ir.If)]
             if isinstance(stmt, ir.Store) and func.scope_of(stmt.buffer) == "global":
-                found.append(_access(dev, "store", stmt.buffer, stmt.dtype, stmt.indices, line, lines_naming,
-                                     trips, _lane_varying(dev, guards, ancestors), loops))
+                found.append(
+                    _access(
+                        dev,
+                        "store",
+                        stmt.buffer,
+                        stmt.dtype,
+                        stmt.indices,
+                        line,
+                        lines_naming,
+                        trips,
+                        _lane_varying(dev, guards, ancestors),
+                        loops,
+                    )
+                )
             selects = select_conds(read)
             for load in ir.loads_of(read):
                 if func.scope_of(load[1]) == "global":
                     own = guards + [c for c in selects if _selects_load(read, c, load)]
-                    found.append(_access(dev, "load", load[1], load[3], load[2], line, lines_naming, trips,
-                                         _lane_varying(dev, own, ancestors), loops))
+                    found.append(
+                        _access(
+                            dev,
+                            "load",
+                            load[1],
+                            load[3],
+                            load[2],
+                            line,
+                            lines_naming,
+                            trips,
+                            _lane_varying(dev, own, ancestors),
+                            loops,
+                        )
+                    )
     return tuple(found)
 
 
@@ -196,9 +224,14 @@ def _replace(expr, found: dict):
         return found[expr]
     if not isinstance(expr, tuple) or not expr or expr[0] in ("var", "int", "float", "other"):
         return expr
-    return tuple(_replace(item, found) if isinstance(item, tuple) and item and isinstance(item[0], str)
-                 else tuple(_replace(i, found) for i in item) if isinstance(item, tuple) else item
-                 for item in expr)
+    return tuple(
+        _replace(item, found)
+        if isinstance(item, tuple) and item and isinstance(item[0], str)
+        else tuple(_replace(i, found) for i in item)
+        if isinstance(item, tuple)
+        else item
+        for item in expr
+    )
 
 
 def _trips(ancestors) -> int:
@@ -234,8 +267,9 @@ def _selects_load(expr, cond, load) -> bool:
     return False
 
 
-def _call_access(dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dict, copy_lines: dict,
-                 cuda_text, trips: int) -> Access | None:
+def _call_access(
+    dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dict, copy_lines: dict, cuda_text, trips: int
+) -> Access | None:
     call = stmt.expr
     if call[0] != "call":
         return None
@@ -248,12 +282,21 @@ def _call_access(dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dic
         dtype = dtypes.get(source[0], "float32")
         flat = dev.address(source[0], (source[1],))
         request, sectors = dev.sectors(flat, dtype, elements * ir.dtype_bits(dtype))
-        return Access(kind="load", buffer=source[0], dtype=dtype, lanes=elements, line=line,
-                      request_bytes=request, sectors=sectors,
-                      cuda_lines=lines_naming(source[0], line), index=render(source[1]), via="cp.async",
-                      lane_stride_bytes=dev.lane_stride(flat, dtype),
-                      elements_per_thread=elements * trips,
-                      block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8)
+        return Access(
+            kind="load",
+            buffer=source[0],
+            dtype=dtype,
+            lanes=elements,
+            line=line,
+            request_bytes=request,
+            sectors=sectors,
+            cuda_lines=lines_naming(source[0], line),
+            index=render(source[1]),
+            via="cp.async",
+            lane_stride_bytes=dev.lane_stride(flat, dtype),
+            elements_per_thread=elements * trips,
+            block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8,
+        )
     if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and _pointer(call[2][0]) is not None:
         # the 1-D bulk form: (global pointer, shared pointer, bytes, ...) with no tensor descriptor
         target = _pointer(call[2][0])
@@ -261,13 +304,22 @@ def _call_access(dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dic
             return None
         dtype = dtypes.get(target[0], "float32")
         elements = ir.int_value(target[2]) * trips
-        return Access(kind="load" if call[1] == "tl.tma_load" else "store", buffer=target[0], dtype=dtype,
-                      lanes=ir.int_value(target[2]), line=line or copy_lines.get(target[0]),
-                      cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1)
-                                       if "tma_" in text and re.search(rf"\b{re.escape(target[0])}\b", text)),
-                      via="tma", lane_stride_bytes=ir.dtype_bits(dtype) // 8,
-                      elements_per_thread=max(1, elements // dev.threads),
-                      block_bytes=elements * ir.dtype_bits(dtype) // 8)
+        return Access(
+            kind="load" if call[1] == "tl.tma_load" else "store",
+            buffer=target[0],
+            dtype=dtype,
+            lanes=ir.int_value(target[2]),
+            line=line or copy_lines.get(target[0]),
+            cuda_lines=tuple(
+                n
+                for n, text in enumerate(cuda_text, 1)
+                if "tma_" in text and re.search(rf"\b{re.escape(target[0])}\b", text)
+            ),
+            via="tma",
+            lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+            elements_per_thread=max(1, elements // dev.threads),
+            block_bytes=elements * ir.dtype_bits(dtype) // 8,
+        )
     if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and call[2][0][0] == "var":
         # (descriptor of the global tensor, [barrier,] shared pointer, coordinates...)
         tensor = call[2][0][1].removesuffix("_desc")
@@ -277,21 +329,36 @@ def _call_access(dev: DeviceFunc, stmt: ir.Eval, line, lines_naming, dtypes: dic
         line = line or copy_lines.get(tensor)
         dtype = dtypes.get(tile[0], "float32")
         elements = ir.int_value(tile[2]) * trips
-        return Access(kind="load" if call[1] == "tl.tma_load" else "store", buffer=tensor, dtype=dtype,
-                      lanes=ir.int_value(tile[2]), line=line,
-                      cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1)
-                                       if "tma_" in text and f"{tensor}_desc" in text), via="tma",
-                      lane_stride_bytes=ir.dtype_bits(dtype) // 8,
-                      elements_per_thread=max(1, elements // dev.threads),
-                      block_bytes=elements * ir.dtype_bits(dtype) // 8)
+        return Access(
+            kind="load" if call[1] == "tl.tma_load" else "store",
+            buffer=tensor,
+            dtype=dtype,
+            lanes=ir.int_value(tile[2]),
+            line=line,
+            cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1) if "tma_" in text and f"{tensor}_desc" in text),
+            via="tma",
+            lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+            elements_per_thread=max(1, elements // dev.threads),
+            block_bytes=elements * ir.dtype_bits(dtype) // 8,
+        )
     if "atomic" in call[1]:
-        target = next((a[2][0] for a in call[2] if a[0] == "call" and a[1] == "tirx.address_of"
-                       and a[2] and a[2][0][0] == "load"), None)
+        target = next(
+            (
+                a[2][0]
+                for a in call[2]
+                if a[0] == "call" and a[1] == "tirx.address_of" and a[2] and a[2][0][0] == "load"
+            ),
+            None,
+        )
         pointer = _pointer(call[2][0]) if call[2] else None
         if target is None and pointer is not None:
             lanes = 2 if "x2" in call[1] else 4 if "x4" in call[1] else 1
-            target = ("load", pointer[0], (pointer[1],), f"{dtypes.get(pointer[0], 'float32')}x{lanes}"
-                      if lanes > 1 else dtypes.get(pointer[0], "float32"))
+            target = (
+                "load",
+                pointer[0],
+                (pointer[1],),
+                f"{dtypes.get(pointer[0], 'float32')}x{lanes}" if lanes > 1 else dtypes.get(pointer[0], "float32"),
+            )
         if target is None and call[2] and call[2][0][0] == "load":
             target = call[2][0]
         if target is None or func.scope_of(target[1]) != "global":
@@ -308,8 +375,9 @@ def _pointer(expr):
     return None
 
 
-def _access(dev: DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard,
-            loops: tuple) -> Access:
+def _access(
+    dev: DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, trips: int, guard, loops: tuple
+) -> Access:
     lanes = ir.dtype_lanes(dtype)
     element = ir.element_dtype(dtype)
     elements = lanes * trips
@@ -321,10 +389,19 @@ def _access(dev: DeviceFunc, kind, buffer, dtype, indices, line, lines_naming, t
     # an element every thread reads is fetched once per block, not once per thread
     readers = 1 if stride == 0 else dev.threads
     return Access(
-        kind=kind, buffer=buffer, dtype=element, lanes=lanes, line=line, request_bytes=request, sectors=sectors,
-        cuda_lines=lines_naming(buffer, line), index=", ".join(render(i) for i in indices),
-        lane_stride_bytes=stride, elements_per_thread=elements,
-        block_bytes=min(elements * readers, dev.size(buffer)) * ir.dtype_bits(element) // 8, guard=guard,
+        kind=kind,
+        buffer=buffer,
+        dtype=element,
+        lanes=lanes,
+        line=line,
+        request_bytes=request,
+        sectors=sectors,
+        cuda_lines=lines_naming(buffer, line),
+        index=", ".join(render(i) for i in indices),
+        lane_stride_bytes=stride,
+        elements_per_thread=elements,
+        block_bytes=min(elements * readers, dev.size(buffer)) * ir.dtype_bits(element) // 8,
+        guard=guard,
         thread_run_bytes=dev.thread_run(flat, element, lanes, loops),
     )
 

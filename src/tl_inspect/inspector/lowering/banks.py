@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.evaluate import evaluate
-
-from tl_inspect.tir.render import render
 from tl_inspect.inspector.lowering.accesses import WARP_SIZE, DeviceFunc, LinesNaming
 from tl_inspect.model import SharedAccess
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.evaluate import evaluate
+from tl_inspect.tir.render import render
 
 BANKS = 32
 WORD_BYTES = 4
@@ -64,11 +62,20 @@ def _request(dev: DeviceFunc, kind: str, buffer: str, indices, dtype: str, line,
     except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
         return None
     passes, phases, worst = wavefronts([int(s) for s in starts], lane_bytes)
-    return SharedAccess(kind=kind, buffer=buffer, dtype=element, bits=lane_bytes * 8, line=line,
-                        cuda_lines=lines_naming(buffer, line), index=", ".join(render(i) for i in indices),
-                        lane_stride_bytes=abs(int(starts[1]) - int(starts[0])) if lanes > 1 else 0,
-                        wavefronts=passes, phases=phases,
-                        banks=tuple((s // WORD_BYTES) % BANKS for s in (int(x) for x in starts)), colliding=worst)
+    return SharedAccess(
+        kind=kind,
+        buffer=buffer,
+        dtype=element,
+        bits=lane_bytes * 8,
+        line=line,
+        cuda_lines=lines_naming(buffer, line),
+        index=", ".join(render(i) for i in indices),
+        lane_stride_bytes=abs(int(starts[1]) - int(starts[0])) if lanes > 1 else 0,
+        wavefronts=passes,
+        phases=phases,
+        banks=tuple((s // WORD_BYTES) % BANKS for s in (int(x) for x in starts)),
+        colliding=worst,
+    )
 
 
 def wavefronts(starts: list, lane_bytes: int) -> tuple:

@@ -19,26 +19,23 @@ import tvm
 from tvm.ir.instrument import pass_instrument
 from tvm.target import Target
 
-from tl_inspect.tir import nodes as ir
-from tl_inspect.gpu import cost_table
 from tl_inspect.analysis.pipeline import analyse
 from tl_inspect.analysis.recording import recorded
-from tl_inspect.inspector.lowering import accesses
-from tl_inspect.inspector.lowering import banks
-from tl_inspect.inspector.lowering import convert
-from tl_inspect.inspector.lowering import hooks
-from tl_inspect.inspector.rewrites import primfunc as rewrites
-from tl_inspect.inspector.processes.capture import Capture
 from tl_inspect.causes import kind_of
+from tl_inspect.gpu import cost_table
 from tl_inspect.inspector.discovery.kernels import FactoryCall, KernelSpec, is_users
 from tl_inspect.inspector.discovery.origins import prim_func_file, prim_func_line
-from tl_inspect.inspector.processes.errors import describe_error, message_of, printable, split_diagnostics
-from tl_inspect.inspector.processes.job import Job
+from tl_inspect.inspector.lowering import accesses, banks, convert, hooks
 from tl_inspect.inspector.lowering.layout_failure import explain_no_layout
 from tl_inspect.inspector.lowering.linemap import build_line_map
 from tl_inspect.inspector.lowering.nvcc import ptxas_usage
 from tl_inspect.inspector.lowering.variants import variant_without
+from tl_inspect.inspector.processes.capture import Capture
+from tl_inspect.inspector.processes.errors import describe_error, message_of, printable, split_diagnostics
+from tl_inspect.inspector.processes.job import Job
+from tl_inspect.inspector.rewrites import primfunc as rewrites
 from tl_inspect.model import STAGE_DEVICE, STAGE_FRONTEND, STAGE_LAYOUT, STAGE_VECTORIZE, KernelArtifact
+from tl_inspect.tir import nodes as ir
 
 NO_LAYOUT = "no available layout found"  # tl.LayoutInference's message, explained by layout_failure
 
@@ -48,8 +45,15 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
     lose the others."""
     started = time.perf_counter()
     user_file = spec.source_file
-    base = dict(name=spec.name, file=_shown(job, user_file), arch=job.arch, discovered_as=spec.discovered_as,
-                line=None, factory=spec.factory, case=spec.case)
+    base = dict(
+        name=spec.name,
+        file=_shown(job, user_file),
+        arch=job.arch,
+        discovered_as=spec.discovered_as,
+        line=None,
+        factory=spec.factory,
+        case=spec.case,
+    )
     prim_func = None
     try:
         # a factory may ask tilelang for the target while it builds (`determine_target()`): it gets --arch
@@ -84,9 +88,15 @@ def compile_kernel(spec: KernelSpec, job: Job, capture: Capture) -> KernelArtifa
                 error = printable(f"{type(exc).__name__}: {explained.summary} (while compiling)")
                 error_line = explained.line or error_line
                 detail = "\n".join(printable(line) for line in explained.detail.splitlines())
-        return KernelArtifact(**base, status="error", error=error, error_line=error_line, error_detail=detail,
-                              warnings=split_diagnostics(err_text),
-                              compile_ms=(time.perf_counter() - started) * 1e3)
+        return KernelArtifact(
+            **base,
+            status="error",
+            error=error,
+            error_line=error_line,
+            error_detail=detail,
+            warnings=split_diagnostics(err_text),
+            compile_ms=(time.perf_counter() - started) * 1e3,
+        )
 
 
 def _explain_no_layout(prim_func, pass_configs: dict, spec: KernelSpec, job: Job):
@@ -113,8 +123,9 @@ def _shown(job: Job, path: str) -> str:
     return job.path if os.path.abspath(job.path) == path else os.path.relpath(path)
 
 
-def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: Capture,
-           call: FactoryCall | None) -> tuple:
+def _lower(
+    prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, capture: Capture, call: FactoryCall | None
+) -> tuple:
     """(the kernel's artefact before any analysis, the `rebuild` callable its proofs lower variants with:
     through `call`, the factory the kernel came from, where it is known, and the variants it lowered: their
     change -> (PrimFunc, the causes it removes), which --measure times)."""
@@ -150,10 +161,18 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
         shared = _bank_proofs(prim_func, shared, target, lines_config, spans)
     ptxas = ptxas_usage(source, job.arch) if job.run_nvcc else None
     artifact = KernelArtifact(
-        **base, source=source, source_with_directives=compiled.kernel_source, line_map=line_map,
-        snapshots=snapshots, accesses=found, shared_accesses=shared,
+        **base,
+        source=source,
+        source_with_directives=compiled.kernel_source,
+        line_map=line_map,
+        snapshots=snapshots,
+        accesses=found,
+        shared_accesses=shared,
         layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
-        layout_text=layout_text, warnings=split_diagnostics(err_text), compile_ms=compile_ms, ptxas=ptxas,
+        layout_text=layout_text,
+        warnings=split_diagnostics(err_text),
+        compile_ms=compile_ms,
+        ptxas=ptxas,
     )
 
     def rebuild(causes: tuple):
@@ -168,8 +187,10 @@ def _lower(prim_func, pass_configs: dict, job: Job, user_file: str, base: dict, 
                 variant = tilelang.lower(func, target=target)
             variants[change] = (func, causes)
             # the rebuilt kernel keeps the frontend's lines and tile operators: only its device code is new
-            views = {STAGE_FRONTEND: snapshots[STAGE_FRONTEND],
-                     STAGE_DEVICE: convert.convert_module(STAGE_DEVICE, variant.device_mod, spans, script=False)}
+            views = {
+                STAGE_FRONTEND: snapshots[STAGE_FRONTEND],
+                STAGE_DEVICE: convert.convert_module(STAGE_DEVICE, variant.device_mod, spans, script=False),
+            }
             variant_source, _, variant_accesses = _device_view(variant.kernel_source, views, spans, base["line"])
         except Exception:  # noqa: BLE001 - a variant that does not compile proves nothing
             return change, None
@@ -201,8 +222,10 @@ def _variant(prim_func, causes: tuple, call: FactoryCall | None):
     why = [kind_of(cause).recalled(cause, prim_func, func) for cause, found in aligned.items() if found]
     if None in why:  # the factory's arguments do not make the variant: the PrimFunc is rewritten instead
         return variant_without(prim_func, causes)
-    called = (f"{call.name} called with {', '.join(f'{name}={value}' for name, value in changes.items())} instead "
-              f"of {', '.join(str(call.arguments[name]) for name in changes)} ({'; '.join(dict.fromkeys(why))})")
+    called = (
+        f"{call.name} called with {', '.join(f'{name}={value}' for name, value in changes.items())} instead "
+        f"of {', '.join(str(call.arguments[name]) for name in changes)} ({'; '.join(dict.fromkeys(why))})"
+    )
     rest = tuple(cause for cause, found in aligned.items() if not found)
     if not rest:
         return func, called
@@ -233,24 +256,47 @@ def _bank_proofs(prim_func, shared: tuple, target, lines_config: dict, spans) ->
                 except Exception:  # noqa: BLE001 - a padded kernel that does not lower proves nothing
                     pass
         found = rebuilt[access.buffer]
-        twin = next((a for a in found[1] if (a.kind, a.buffer, a.line, a.bits) ==
-                     (access.kind, access.buffer, access.line, access.bits)), None) if found else None
-        out.append(dataclasses.replace(access, proof_wavefronts=twin.wavefronts, proof_change=found[0])
-                   if twin is not None else access)
+        twin = (
+            next(
+                (
+                    a
+                    for a in found[1]
+                    if (a.kind, a.buffer, a.line, a.bits) == (access.kind, access.buffer, access.line, access.bits)
+                ),
+                None,
+            )
+            if found
+            else None
+        )
+        out.append(
+            dataclasses.replace(access, proof_wavefronts=twin.wavefronts, proof_change=found[0])
+            if twin is not None
+            else access
+        )
     return tuple(out)
 
 
 def _device_view(with_directives: str, snapshots: dict, spans, def_line) -> tuple:
     """(CUDA source as users see it, its line map, the global accesses of the device code)."""
-    buffer_lines = {name: info.line for snap in snapshots.values() for func in snap.funcs
-                    for name, info in func.buffers.items() if info.line}
-    buffer_dtypes = {name: info.dtype for snap in snapshots.values() for func in snap.funcs
-                     for name, info in func.buffers.items()}
-    gemm_lines = [stmt.line for stmt, _ in ir.walk(snapshots[STAGE_FRONTEND].funcs[0].body)
-                  if isinstance(stmt, ir.Eval) and stmt.line and (ir.tile_op(stmt.expr) or "").startswith("gemm")]
+    buffer_lines = {
+        name: info.line
+        for snap in snapshots.values()
+        for func in snap.funcs
+        for name, info in func.buffers.items()
+        if info.line
+    }
+    buffer_dtypes = {
+        name: info.dtype for snap in snapshots.values() for func in snap.funcs for name, info in func.buffers.items()
+    }
+    gemm_lines = [
+        stmt.line
+        for stmt, _ in ir.walk(snapshots[STAGE_FRONTEND].funcs[0].body)
+        if isinstance(stmt, ir.Eval) and stmt.line and (ir.tile_op(stmt.expr) or "").startswith("gemm")
+    ]
     source, line_map = build_line_map(with_directives, spans.is_user_file, def_line, buffer_lines, gemm_lines)
-    found = accesses.global_accesses(snapshots[STAGE_DEVICE], source, line_map, buffer_dtypes,
-                                     _global_copy_lines(snapshots[STAGE_FRONTEND]))
+    found = accesses.global_accesses(
+        snapshots[STAGE_DEVICE], source, line_map, buffer_dtypes, _global_copy_lines(snapshots[STAGE_FRONTEND])
+    )
     return source, line_map, found
 
 

@@ -11,21 +11,35 @@ from tilelang.layout import Fragment
 from tvm import tirx
 from tvm.tirx.stmt_functor import post_order_visit
 
+from tl_inspect.model import Layout
 from tl_inspect.tir import nodes as ir
-
 from tl_inspect.tir.evaluate import evaluate
 from tl_inspect.tir.indexing import run_length
-from tl_inspect.model import Layout
 
 _BINARY = {
-    tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div", tirx.FloorDiv: "floordiv",
-    tirx.FloorMod: "floormod", tirx.Mod: "mod", tirx.Min: "min", tirx.Max: "max", tirx.EQ: "eq",
-    tirx.NE: "ne", tirx.LT: "lt", tirx.LE: "le", tirx.GT: "gt", tirx.GE: "ge", tirx.And: "and",
+    tirx.Add: "add",
+    tirx.Sub: "sub",
+    tirx.Mul: "mul",
+    tirx.Div: "div",
+    tirx.FloorDiv: "floordiv",
+    tirx.FloorMod: "floormod",
+    tirx.Mod: "mod",
+    tirx.Min: "min",
+    tirx.Max: "max",
+    tirx.EQ: "eq",
+    tirx.NE: "ne",
+    tirx.LT: "lt",
+    tirx.LE: "le",
+    tirx.GT: "gt",
+    tirx.GE: "ge",
+    tirx.And: "and",
     tirx.Or: "or",
 }
 _FOR_KINDS = {
-    tirx.ForKind.SERIAL: "serial", tirx.ForKind.PARALLEL: "parallel",
-    tirx.ForKind.VECTORIZED: "vectorized", tirx.ForKind.UNROLLED: "unrolled",
+    tirx.ForKind.SERIAL: "serial",
+    tirx.ForKind.PARALLEL: "parallel",
+    tirx.ForKind.VECTORIZED: "vectorized",
+    tirx.ForKind.UNROLLED: "unrolled",
     tirx.ForKind.THREAD_BINDING: "thread_binding",
 }
 # a fragment is drawn as a thread grid only when it is this small
@@ -115,9 +129,14 @@ def expr(node) -> ir.Expr:
 
 def _call_arg(node) -> ir.Expr:
     if isinstance(node, tirx.BufferRegion):
-        return ("call", "region", (("other", node.buffer.name),) + tuple(
-            ("ramp", expr(r.min), ("int", 1), 0) if not _is_one(r.extent) else expr(r.min)
-            for r in node.region))
+        return (
+            "call",
+            "region",
+            (("other", node.buffer.name),)
+            + tuple(
+                ("ramp", expr(r.min), ("int", 1), 0) if not _is_one(r.extent) else expr(r.min) for r in node.region
+            ),
+        )
     if isinstance(node, tvm.ir.PrimExpr):
         return expr(node)
     return ("other", str(node))
@@ -136,7 +155,10 @@ class _Converter:
         if buf.name not in self.buffers:
             shape = tuple(int(s.value) if isinstance(s, tirx.IntImm) else expr(s) for s in buf.shape)
             self.buffers[buf.name] = ir.BufferInfo(
-                name=buf.name, scope=buf.scope(), dtype=str(buf.dtype), shape=shape,
+                name=buf.name,
+                scope=buf.scope(),
+                dtype=str(buf.dtype),
+                shape=shape,
                 line=self.spans.line(get_buffer_span(buf)),
             )
         return buf.name
@@ -154,19 +176,33 @@ class _Converter:
     def stmt(self, s) -> tuple:
         line = self.spans.line(get_stmt_span(s))
         if isinstance(s, tirx.For):
-            return (ir.For(
-                var=var_name(s.loop_var), kind=_FOR_KINDS.get(s.kind, str(s.kind)), min=expr(s.min),
-                extent=expr(s.extent), body=self.body(s.body), line=line,
-                has_parallel_layout="parallel_loop_layout" in s.annotations,
-                thread=str(s.thread_binding.thread_tag) if s.thread_binding is not None else "",
-                stages=_stages(s),
-            ),)
+            return (
+                ir.For(
+                    var=var_name(s.loop_var),
+                    kind=_FOR_KINDS.get(s.kind, str(s.kind)),
+                    min=expr(s.min),
+                    extent=expr(s.extent),
+                    body=self.body(s.body),
+                    line=line,
+                    has_parallel_layout="parallel_loop_layout" in s.annotations,
+                    thread=str(s.thread_binding.thread_tag) if s.thread_binding is not None else "",
+                    stages=_stages(s),
+                ),
+            )
         if isinstance(s, tirx.IfThenElse):
-            return (ir.If(cond=expr(s.condition), then=self.body(s.then_case),
-                          orelse=self.body(s.else_case), line=line),)
+            return (
+                ir.If(cond=expr(s.condition), then=self.body(s.then_case), orelse=self.body(s.else_case), line=line),
+            )
         if isinstance(s, tirx.BufferStore):
-            return (ir.Store(buffer=self.buffer(s.buffer), indices=tuple(expr(i) for i in s.indices),
-                             value=expr(s.value), dtype=str(s.value.dtype), line=line),)
+            return (
+                ir.Store(
+                    buffer=self.buffer(s.buffer),
+                    indices=tuple(expr(i) for i in s.indices),
+                    value=expr(s.value),
+                    dtype=str(s.value.dtype),
+                    line=line,
+                ),
+            )
         if isinstance(s, tirx.Evaluate):
             return (ir.Eval(expr=expr(s.value), line=line),)
         if isinstance(s, tirx.SBlockRealize):
@@ -175,25 +211,45 @@ class _Converter:
             allocs = tuple(ir.Alloc(self.buffer(b), self.spans.line(get_buffer_span(b))) for b in s.alloc_buffers)
             init = self.body(s.init) if s.init is not None else ()
             # T.annotate_layout keys its map by the buffer's data variable (a Buffer after LayoutInference)
-            annotated = tuple(key.name for key in s.annotations.get("layout_map", {})
-                              if isinstance(key, (tirx.Var, tirx.Buffer)))
+            annotated = tuple(
+                key.name for key in s.annotations.get("layout_map", {}) if isinstance(key, (tirx.Var, tirx.Buffer))
+            )
             return (ir.Block(body=allocs + init + self.body(s.body), line=line, annotated_layouts=annotated),)
         if isinstance(s, (tirx.DeclBuffer, tirx.AllocBuffer)):
             alloc = ir.Alloc(self.buffer(s.buffer), line or self.spans.line(get_buffer_span(s.buffer)))
             return (alloc,) + self.body(getattr(s, "body", None))
         if isinstance(s, tirx.AttrStmt):
-            node = var_name(s.node.var) if isinstance(s.node, tirx.IterVar) else (
-                var_name(s.node) if isinstance(s.node, tirx.Var) else "")
+            node = (
+                var_name(s.node.var)
+                if isinstance(s.node, tirx.IterVar)
+                else (var_name(s.node) if isinstance(s.node, tirx.Var) else "")
+            )
             tag = str(s.node.thread_tag) if isinstance(s.node, tirx.IterVar) else ""
-            return (ir.Attr(key=str(s.attr_key), node=node, value=_attr_value(s.value),
-                            body=self.body(s.body), line=line, tag=tag),)
+            return (
+                ir.Attr(
+                    key=str(s.attr_key),
+                    node=node,
+                    value=_attr_value(s.value),
+                    body=self.body(s.body),
+                    line=line,
+                    tag=tag,
+                ),
+            )
         if isinstance(s, tirx.Bind):
             return (ir.Let(var=var_name(s.var), value=expr(s.value), body=(), line=line),)
         if isinstance(s, tirx.LetStmt if hasattr(tirx, "LetStmt") else ()):
             return (ir.Let(var=var_name(s.var), value=expr(s.value), body=self.body(s.body), line=line),)
         if isinstance(s, tirx.While):
-            return (ir.For(var="while", kind="while", min=("int", 0), extent=expr(s.condition),
-                           body=self.body(s.body), line=line),)
+            return (
+                ir.For(
+                    var="while",
+                    kind="while",
+                    min=("int", 0),
+                    extent=expr(s.condition),
+                    body=self.body(s.body),
+                    line=line,
+                ),
+            )
         if isinstance(s, tirx.AssertStmt):
             return self.body(getattr(s, "body", None))
         body = getattr(s, "body", None)
@@ -217,9 +273,14 @@ def convert_func(name: str, func: tirx.PrimFunc, spans: SpanFilter, script: bool
     finally:
         _names = None
     dyn_shared = attrs.get("dyn_shared_memory_buf")
-    return ir.IRFunc(name=name, buffers=dict(conv.buffers), body=body, script=func.script() if script else "",
-                     launch=launch,
-                     dyn_shared_bytes=int(dyn_shared) if dyn_shared is not None else 0)
+    return ir.IRFunc(
+        name=name,
+        buffers=dict(conv.buffers),
+        body=body,
+        script=func.script() if script else "",
+        launch=launch,
+        dyn_shared_bytes=int(dyn_shared) if dyn_shared is not None else 0,
+    )
 
 
 def convert_module(stage: str, mod, spans: SpanFilter, script: bool = True) -> ir.Snapshot:
@@ -248,8 +309,15 @@ def layouts(mod, spans: SpanFilter) -> tuple:
                 seen.add(buf.name)
                 found.append(_layout("buffer", buf.name, buf.scope(), spans.line(get_buffer_span(buf)), layout))
         if isinstance(node, tirx.For) and "parallel_loop_layout" in node.annotations:
-            found.append(_layout("loop", node.loop_var.name, "", spans.line(get_stmt_span(node)),
-                                 node.annotations["parallel_loop_layout"]))
+            found.append(
+                _layout(
+                    "loop",
+                    node.loop_var.name,
+                    "",
+                    spans.line(get_stmt_span(node)),
+                    node.annotations["parallel_loop_layout"],
+                )
+            )
 
     for func in mod.functions.values():
         if isinstance(func, tirx.PrimFunc):
@@ -272,16 +340,31 @@ def _layout(kind: str, name: str, scope: str, line, layout) -> Layout:
     if isinstance(layout, Fragment):
         constant = None not in input_shape
         return Layout(
-            kind=kind, name=name, scope=scope, line=line, layout_type="Fragment",
-            input_shape=input_shape, output_shape=output_shape, thread=str(layout.forward_thread),
-            index=tuple(str(i) for i in layout.forward_index), replicate=_const(layout.replicate_size) or 1,
+            kind=kind,
+            name=name,
+            scope=scope,
+            line=line,
+            layout_type="Fragment",
+            input_shape=input_shape,
+            output_shape=output_shape,
+            thread=str(layout.forward_thread),
+            index=tuple(str(i) for i in layout.forward_index),
+            replicate=_const(layout.replicate_size) or 1,
             thread_size=_const(layout.get_thread_size()) or 0,
             thread_grid=_thread_grid(layout, input_shape) if constant else None,
             run=_run(layout, input_shape) if constant else 0,
         )
     index = tuple(str(i) for i in layout.get_forward_index()) if hasattr(layout, "get_forward_index") else ()
-    return Layout(kind=kind, name=name, scope=scope, line=line, layout_type=type(layout).__name__,
-                  input_shape=input_shape, output_shape=output_shape, index=index)
+    return Layout(
+        kind=kind,
+        name=name,
+        scope=scope,
+        line=line,
+        layout_type=type(layout).__name__,
+        input_shape=input_shape,
+        output_shape=output_shape,
+        index=index,
+    )
 
 
 def _thread_grid(fragment, shape: tuple, limit: int = MAX_GRID_ELEMENTS):
@@ -318,5 +401,8 @@ def _product(shape) -> int:
 def _stages(loop) -> int | None:
     """`num_stages` of a `T.Pipelined` loop, None for another loop."""
     value = loop.annotations.get("num_stages") if "num_stages" in loop.annotations else None
-    return int(value) if value is not None and hasattr(value, "value") else (
-        int(value) if isinstance(value, int) else None)
+    return (
+        int(value)
+        if value is not None and hasattr(value, "value")
+        else (int(value) if isinstance(value, int) else None)
+    )

@@ -43,16 +43,21 @@ def explain_no_layout(func, case: dict, lowers) -> Explanation | None:
     threads = _threads(func)
     if not threads:
         return None
-    loops = [(extents, line, body) for extents, line, body in _parallel_nests(func)
-             if math.prod(extents) % threads and math.prod(extents) > threads]
+    loops = [
+        (extents, line, body)
+        for extents, line, body in _parallel_nests(func)
+        if math.prod(extents) % threads and math.prod(extents) > threads
+    ]
     if not loops:
         return None
     extents, line, body = loops[0]
     fragments = _fragments(func)
     misfits = [Misfit(f"T.Parallel({', '.join(map(str, e))})", ln, math.prod(e)) for e, ln, _ in loops]
-    misfits += [Misfit(f"fragment {name}[{', '.join(map(str, shape))}]", ln, math.prod(shape))
-                for name, (shape, ln) in fragments.items() if math.prod(shape) % threads
-                and math.prod(shape) > threads]
+    misfits += [
+        Misfit(f"fragment {name}[{', '.join(map(str, shape))}]", ln, math.prod(shape))
+        for name, (shape, ln) in fragments.items()
+        if math.prod(shape) % threads and math.prod(shape) > threads
+    ]
     used = [name for name in _buffers_in(body) if name in fragments and math.prod(fragments[name][0]) % threads]
     # the innermost extent is the row length users choose; the outer ones are tile sizes
     extent = extents[-1]
@@ -73,27 +78,37 @@ def explain_no_layout(func, case: dict, lowers) -> Explanation | None:
     def change(value: int) -> str:
         return f"{shown}={value}" if len(names) == 1 else f"{extent} -> {value}"
 
-    subject = (f"fragment{'s' if len(used) > 1 else ''} "
-               + ", ".join(f"{n}[{', '.join(map(str, fragments[n][0]))}]" for n in used) if used
-               else f"T.Parallel({', '.join(map(str, extents))})")
+    subject = (
+        f"fragment{'s' if len(used) > 1 else ''} "
+        + ", ".join(f"{n}[{', '.join(map(str, fragments[n][0]))}]" for n in used)
+        if used
+        else f"T.Parallel({', '.join(map(str, extents))})"
+    )
     where = f"T.Parallel at line {line}" if line else "a T.Parallel loop"
-    verdict = (f"{change(fits)} compiles" if fits else
-               f"no nearby shape compiled either (tried {', '.join(map(str, tried))})")
+    verdict = (
+        f"{change(fits)} compiles" if fits else f"no nearby shape compiled either (tried {', '.join(map(str, tried))})"
+    )
     summary = f"no layout for {subject} over {threads} threads ({where}); {verdict}"
     size = math.prod(extents)
     lines = [
-        (f"tl.LayoutInference found no layout for {size} iterations over {threads} threads: "
-         f"{size} = {size // threads} x {threads} + {size % threads}, so the threads cannot share them evenly."),
+        (
+            f"tl.LayoutInference found no layout for {size} iterations over {threads} threads: "
+            f"{size} = {size // threads} x {threads} + {size % threads}, so the threads cannot share them evenly."
+        ),
         f"Sizes that {threads} threads do not divide:",
         *(f"  line {m.line or '?'}: {m.what}  ({m.size})" for m in misfits),
     ]
     if fits:
         lines.append(f"Proof: rebuilt with {extent} -> {fits} (a multiple of {step}), the kernel compiles.")
-        lines.append(f"Fix: make {shown} a multiple of {step} ({extent} -> {fits}) and mask the padding "
-                     f"(a bounds check in the loop or a padded buffer).")
+        lines.append(
+            f"Fix: make {shown} a multiple of {step} ({extent} -> {fits}) and mask the padding "
+            f"(a bounds check in the loop or a padded buffer)."
+        )
     else:
-        lines.append(f"Rebuilt with {', '.join(map(str, tried))} in place of {extent}, it still found no layout: "
-                     f"another size decides it.")
+        lines.append(
+            f"Rebuilt with {', '.join(map(str, tried))} in place of {extent}, it still found no layout: "
+            f"another size decides it."
+        )
     return Explanation(summary, "\n".join(lines), line)
 
 
@@ -134,8 +149,11 @@ def _children(stmt) -> list:
         return list(stmt.seq)
     if isinstance(stmt, tirx.SBlockRealize):
         return [stmt.block]
-    return [inner for inner in (getattr(stmt, "body", None), getattr(stmt, "then_case", None),
-                                getattr(stmt, "else_case", None)) if isinstance(inner, tirx.Stmt)]
+    return [
+        inner
+        for inner in (getattr(stmt, "body", None), getattr(stmt, "then_case", None), getattr(stmt, "else_case", None))
+        if isinstance(inner, tirx.Stmt)
+    ]
 
 
 def _fragments(func) -> dict:

@@ -81,8 +81,12 @@ def build_line_map(
             line = outer[-1] if outer else None
         else:
             line = None
-        if mode == "user" and closes and statement_indent is not None and (
-                indent < statement_indent or (indent == statement_indent and opens_block)):
+        if (
+            mode == "user"
+            and closes
+            and statement_indent is not None
+            and (indent < statement_indent or (indent == statement_indent and opens_block))
+        ):
             mode = "none"  # the statement is over; what follows has no directive of its own
         kept.append(raw)
         mapping.append(None if _BRACES_ONLY.match(raw) else line)

@@ -27,8 +27,18 @@ def ptxas_usage(source: str, arch: str) -> dict:
             f.write(source)
         from tilelang.contrib.nvcc import default_compile_options
 
-        cmd = [nvcc, "-cubin", "-O3", f"-arch={nvcc_target(arch)}", "-Xptxas=-v", "-w", *default_compile_options(),
-               "-o", os.path.join(tmp, "kernel.cubin"), path]
+        cmd = [
+            nvcc,
+            "-cubin",
+            "-O3",
+            f"-arch={nvcc_target(arch)}",
+            "-Xptxas=-v",
+            "-w",
+            *default_compile_options(),
+            "-o",
+            os.path.join(tmp, "kernel.cubin"),
+            path,
+        ]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:

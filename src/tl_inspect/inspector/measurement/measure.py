@@ -17,8 +17,8 @@ from dataclasses import replace
 from tl_inspect.causes import kind_of, root
 from tl_inspect.gpu.arch import nvcc_target
 from tl_inspect.inspector.lowering import hooks
-from tl_inspect.inspector.rewrites.contiguous import reads_fewer_elements
 from tl_inspect.inspector.processes.errors import message_of, printable
+from tl_inspect.inspector.rewrites.contiguous import reads_fewer_elements
 from tl_inspect.model import KernelArtifact, KernelTiming, Measured, Verdict
 
 # each form's timed launches move at least this much (its buffers' bytes): on the H200, 500 launches of a
@@ -49,8 +49,10 @@ SEED = 0
 OUT_IDX_ATTR = "tilelang_out_idx"  # tilelang.jit.abi's name for a kernel's output parameters
 TOLERANCE = 2e-2  # fp16/bf16 sums a vector form reassociates differ in the last bits
 BUDGET_SPENT = "the run's measuring budget (--measure-budget) was spent before this kernel's turn"
-FEWER_BYTES = ("the proof's variant reads fewer elements than the kernel (it only shows the index is the "
-               "cause), so its time is not what the fix gains")
+FEWER_BYTES = (
+    "the proof's variant reads fewer elements than the kernel (it only shows the index is the "
+    "cause), so its time is not what the fix gains"
+)
 
 
 class Unmeasurable(Exception):
@@ -100,8 +102,9 @@ def measure_kernel(artifact: KernelArtifact, prim_func, pass_configs: dict, vari
                     continue
                 if original is None:
                     original = Form(prim_func, case, artifact.arch, kernel=original_kernel)
-                variant = Form(variants[change][0], _assumed(variants[change][0], case), artifact.arch,
-                               kernel=variant_kernel)
+                variant = Form(
+                    variants[change][0], _assumed(variants[change][0], case), artifact.arch, kernel=variant_kernel
+                )
                 outcome[change] = compare(original, variant, _same_function(variants[change][1]))
         except RunTimeValue as exc:
             outcome[change] = f"{exc} ({how_to_give(artifact, exc.name)})"
@@ -142,8 +145,10 @@ def _timed_alone(artifact: KernelArtifact, prim_func, pass_configs: dict, budget
                 if _spread_of(times) <= DISTURBED_SPREAD:
                     break
                 times = min(times, launch_times(form), key=_spread_of)
-            return replace(artifact, timing=_timing(artifact, typical_ms(times[form]), torch.cuda.get_device_name(),
-                                                    _spread_of(times)))
+            return replace(
+                artifact,
+                timing=_timing(artifact, typical_ms(times[form]), torch.cuda.get_device_name(), _spread_of(times)),
+            )
     except RunTimeValue as exc:
         return replace(artifact, untimed=f"not measured: {exc} ({how_to_give(artifact, exc.name)})")
     except Unmeasurable as exc:
@@ -154,8 +159,12 @@ def _timed_alone(artifact: KernelArtifact, prim_func, pass_configs: dict, budget
 
 def _timing(artifact: KernelArtifact, ms: float, gpu: str, spread_: float) -> KernelTiming:
     ledger = artifact.ledger
-    return KernelTiming(time_us=round(ms * 1e3, 3), gpu=gpu, moved_bytes=ledger.unique_bytes if ledger else None,
-                        spread=round(spread_, 4))
+    return KernelTiming(
+        time_us=round(ms * 1e3, 3),
+        gpu=gpu,
+        moved_bytes=ledger.unique_bytes if ledger else None,
+        spread=round(spread_, 4),
+    )
 
 
 def _failure(exc: Exception) -> str:
@@ -204,8 +213,9 @@ def compiled(func, case: dict, arch: str, pass_configs: dict | None = None):
     # buffer as an argument, as a PrimFunc does
     if func.attrs is not None and OUT_IDX_ATTR in func.attrs:
         func = func.without_attr(OUT_IDX_ATTR)
-    return tilelang.compile(func, target=Target(hooks.cuda_target(nvcc_target(arch))),
-                            pass_configs=pass_configs or None)
+    return tilelang.compile(
+        func, target=Target(hooks.cuda_target(nvcc_target(arch))), pass_configs=pass_configs or None
+    )
 
 
 def _parameter(func, param, case: dict, torch):
@@ -245,8 +255,13 @@ def _assumed(func, case: dict) -> dict:
         if not (isinstance(node, tirx.Call) and getattr(node.op, "name", "") == "tirx.assume"):
             return
         fact = node.args[0]
-        if (isinstance(fact, tirx.EQ) and isinstance(fact.a, tirx.FloorMod) and isinstance(fact.a.a, tirx.Var)
-                and isinstance(fact.a.b, tirx.IntImm) and str(rounded.get(fact.a.a.name, "")).isdigit()):
+        if (
+            isinstance(fact, tirx.EQ)
+            and isinstance(fact.a, tirx.FloorMod)
+            and isinstance(fact.a.a, tirx.Var)
+            and isinstance(fact.a.b, tirx.IntImm)
+            and str(rounded.get(fact.a.a.name, "")).isdigit()
+        ):
             multiple = int(fact.a.b)
             rounded[fact.a.a.name] = str(-(-int(rounded[fact.a.a.name]) // multiple) * multiple)
 
@@ -275,10 +290,14 @@ def compare(before: Form, after: Form, same_function: bool) -> Measured:
             break
         times = min(times, launch_times(before, after), key=_spread_of)
     ms_before, ms_after = typical_ms(times[before]), typical_ms(times[after])
-    return Measured(slowdown=round((ms_before / before.bytes) / (ms_after / after.bytes), 3),
-                    ms_before=round(ms_before, 4), ms_after=round(ms_after, 4),
-                    gpu=torch.cuda.get_device_name(), spread=round(_spread_of(times), 4),
-                    outputs_agree=agree)
+    return Measured(
+        slowdown=round((ms_before / before.bytes) / (ms_after / after.bytes), 3),
+        ms_before=round(ms_before, 4),
+        ms_after=round(ms_after, 4),
+        gpu=torch.cuda.get_device_name(),
+        spread=round(_spread_of(times), 4),
+        outputs_agree=agree,
+    )
 
 
 def launch_times(*forms: Form) -> dict:
@@ -309,7 +328,7 @@ def launch_count(nbytes: int) -> int:
 
 def typical_ms(times: list) -> float:
     """The mean of the middle 80 % of `times`."""
-    kept = sorted(times)[int(len(times) * TRIMMED):math.ceil(len(times) * (1 - TRIMMED))]
+    kept = sorted(times)[int(len(times) * TRIMMED) : math.ceil(len(times) * (1 - TRIMMED))]
     return statistics.fmean(kept)
 
 
@@ -330,7 +349,8 @@ def _outputs_agree(before: Form, after: Form, torch) -> bool:
     torch.cuda.synchronize()
     return len(before.tensors) == len(after.tensors) and all(
         b.shape == a.shape and torch.allclose(b.float(), a.float(), rtol=TOLERANCE, atol=TOLERANCE, equal_nan=True)
-        for b, a in zip(before.tensors, after.tensors))
+        for b, a in zip(before.tensors, after.tensors)
+    )
 
 
 def _taking_turns(forms: tuple, count: int, flush, torch) -> dict:

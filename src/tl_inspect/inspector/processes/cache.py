@@ -1,10 +1,10 @@
 """Reuse the inspection of a file whose code has not changed (`--no-cache` turns this off).
 
 An entry is found by the job (the file's real path, however it was spelt, and the options) and the
-versions of tilelang and of the tl-inspect code that made it; it is used only while every input the worker recorded as it
-read it (`inputs`: the user's Python sources, other files opened, environment variables read) is unchanged.
-Only clean results whose every input could be hashed are stored, so an error is always reproduced by
-a fresh compile. Each entry starts with the SHA-256 of the rest: an entry garbled on disk is dropped and
+versions of tilelang and of the tl-inspect code that made it; it is used only while every input the worker
+recorded as it read it (`inputs`: the user's Python sources, other files opened, environment variables
+read) is unchanged. Only clean results whose every input could be hashed are stored, so an error is always
+reproduced by a fresh compile. Each entry starts with the SHA-256 of the rest: an entry garbled on disk is dropped and
 recomputed, never a traceback. The folder is kept under `cache-max-mb` (default DEFAULT_MAX_MB): after a
 run stores entries, the least recently used ones are removed until the rest fit.
 """
@@ -21,12 +21,12 @@ import tempfile
 from dataclasses import asdict, replace
 from importlib import metadata
 
-from tl_inspect.tir.deepstack import call_on_deep_stack
+from tl_inspect.files.cache_dir import cache_dir
+from tl_inspect.files.sources import read_bounded
 from tl_inspect.inspector.processes import inputs
 from tl_inspect.inspector.processes.job import Job
 from tl_inspect.model import FileResult
-from tl_inspect.files.cache_dir import cache_dir
-from tl_inspect.files.sources import read_bounded
+from tl_inspect.tir.deepstack import call_on_deep_stack
 
 MAX_ENTRY_BYTES = 256 << 20
 DEFAULT_MAX_MB = 512  # entries are 70-250 KB: some thousands of files
@@ -94,8 +94,12 @@ def _spelt_as(result: FileResult, path: str) -> FileResult:
 
 
 def store(job: Job, result: FileResult) -> None:
-    if (result.error or any(k.status != "ok" for k in result.kernels) or not result.dependencies
-            or any(digest is None for _, _, digest in result.dependencies)):
+    if (
+        result.error
+        or any(k.status != "ok" for k in result.kernels)
+        or not result.dependencies
+        or any(digest is None for _, _, digest in result.dependencies)
+    ):
         return
     folder = cache_dir()
     temporary = None

@@ -43,8 +43,10 @@ def describe_error(exc: BaseException, user_file: str, when: str) -> tuple[str, 
     if needed_cuda(exc):
         # tl-inspect's workers never initialise CUDA: the file itself asked for a device this machine lacks
         at = f"line {location}" if location else "the module"
-        text = printable(f"{at} needed a CUDA device at import, and none can be used here "
-                         f"({type(exc).__name__}: {first or 'no message'})")
+        text = printable(
+            f"{at} needed a CUDA device at import, and none can be used here "
+            f"({type(exc).__name__}: {first or 'no message'})"
+        )
     if len(text) > 300:
         text = text[:297] + "..."
     return text, location
@@ -66,8 +68,9 @@ _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u20
 def printable(text: str) -> str:
     """The user's text (an error, a file or kernel name) with control and bidi characters written as
     `\\x1b` or `\\u202e`: escape sequences in it must not reach the terminal that shows it."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 _LOG_START = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*(?:\S+:\d+:\s*)?")

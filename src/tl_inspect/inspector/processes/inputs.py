@@ -92,8 +92,9 @@ class Recorder:
 
     def __init__(self, own_folder: str):
         package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-        installed = {os.path.realpath(sysconfig.get_paths()[key])
-                     for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+        installed = {
+            os.path.realpath(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        }
         self._own_folder = os.path.realpath(own_folder)
         self._ignored = tuple(p + os.sep for p in (*installed, package, self._own_folder)) + _SYSTEM_DIRS
         self._inputs: dict = {}
@@ -134,6 +135,7 @@ class Recorder:
 
     def _recording_stat(self, stat):
         """`os.stat` (what `os.path.exists`, `isfile` and `pathlib` use) recording the paths it does not find."""
+
         def recording_stat(path, *args, **kwargs):
             try:
                 return stat(path, *args, **kwargs)

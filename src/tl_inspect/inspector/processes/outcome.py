@@ -19,11 +19,17 @@ DISK_MAX_ENTRIES = 100_000  # more files than this in a worker's folder also cou
 
 def merged(earlier: FileResult, later: FileResult) -> FileResult:
     """The result of a file whose worker was replaced: the first worker's import, both workers' kernels."""
-    return replace(later, kernels=earlier.kernels + later.kernels, notes=earlier.notes,
-                   needs_cases=earlier.needs_cases, warnings=earlier.warnings,
-                   error=earlier.error or later.error,
-                   error_line=earlier.error_line if earlier.error else later.error_line,
-                   peak_rss_mb=max(earlier.peak_rss_mb, later.peak_rss_mb), seconds=earlier.seconds + later.seconds)
+    return replace(
+        later,
+        kernels=earlier.kernels + later.kernels,
+        notes=earlier.notes,
+        needs_cases=earlier.needs_cases,
+        warnings=earlier.warnings,
+        error=earlier.error or later.error,
+        error_line=earlier.error_line if earlier.error else later.error_line,
+        peak_rss_mb=max(earlier.peak_rss_mb, later.peak_rss_mb),
+        seconds=earlier.seconds + later.seconds,
+    )
 
 
 def collect(item, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
@@ -71,27 +77,54 @@ def collect(item, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
     if not finished:
         reason = f"timed out after {timeout:g} s" if item.timed_out else exit_reason(item.exit_code, item.workdir)
         if item.over_disk:
-            reason = (f"was stopped: it wrote more than {DISK_LIMIT_BYTES >> 20} MiB (or {DISK_MAX_ENTRIES} files) "
-                      f"into its temporary folder")
+            reason = (
+                f"was stopped: it wrote more than {DISK_LIMIT_BYTES >> 20} MiB (or {DISK_MAX_ENTRIES} files) "
+                f"into its temporary folder"
+            )
         if item.peak_mib > 0.9 * max_memory:
             # allocations failing in C code crash the process instead of raising MemoryError
             reason += f" at its memory limit of {max_memory} MiB (--max-memory)"
         reached = {k.name for k in kernels} | {current}
         remaining = tuple(name for name in planned if name not in reached)
         if current:
-            kernels.append(KernelArtifact(name=current, file=job.path, line=None, arch=job.arch,
-                                          status="error", error=f"worker {reason} while compiling this kernel"))
+            kernels.append(
+                KernelArtifact(
+                    name=current,
+                    file=job.path,
+                    line=None,
+                    arch=job.arch,
+                    status="error",
+                    error=f"worker {reason} while compiling this kernel",
+                )
+            )
         else:
             error, error_line = f"worker {reason}" + ("" if kernels else " while importing the module"), None
             # no kernel to blame, so a fresh worker could die the same way: name what was not inspected
-            kernels += [KernelArtifact(name=name, file=job.path, line=None, arch=job.arch, status="error",
-                                       error=f"not inspected: the worker {reason} before this kernel")
-                        for name in remaining]
+            kernels += [
+                KernelArtifact(
+                    name=name,
+                    file=job.path,
+                    line=None,
+                    arch=job.arch,
+                    status="error",
+                    error=f"not inspected: the worker {reason} before this kernel",
+                )
+                for name in remaining
+            ]
             remaining = ()
     seconds = time.monotonic() - (item.started or item.submitted)
-    return FileResult(path=job.path, kernels=tuple(kernels), error=error, error_line=error_line, notes=tuple(notes),
-                      needs_cases=needs_cases, warnings=warnings, peak_rss_mb=item.peak_mib, seconds=seconds,
-                      dependencies=dependencies), remaining
+    return FileResult(
+        path=job.path,
+        kernels=tuple(kernels),
+        error=error,
+        error_line=error_line,
+        notes=tuple(notes),
+        needs_cases=needs_cases,
+        warnings=warnings,
+        peak_rss_mb=item.peak_mib,
+        seconds=seconds,
+        dependencies=dependencies,
+    ), remaining
 
 
 def exit_reason(code, workdir: str) -> str:
@@ -103,7 +136,8 @@ def exit_reason(code, workdir: str) -> str:
         except OSError:
             full = False
         return f"could not write its files in {scratch}: " + (
-            "the disk is full" if full else "the folder is not writable")
+            "the disk is full" if full else "the folder is not writable"
+        )
     if code is not None and code < 0:
         try:
             return f"crashed ({signal.Signals(-code).name})"

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import queue
-import signal
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -25,8 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
-from tl_inspect.inspector.processes import cache
-from tl_inspect.inspector.processes import shield
+from tl_inspect.inspector.processes import cache, shield
 from tl_inspect.inspector.processes.job import Job
 from tl_inspect.inspector.processes.outcome import DISK_LIMIT_BYTES, DISK_MAX_ENTRIES, collect, merged
 from tl_inspect.inspector.processes.records import records
@@ -63,9 +62,15 @@ class _Running:
     over_disk: bool = False  # killed for what it wrote into its folder
 
 
-def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIMEOUT_SECONDS,
-                 max_memory: int | None = None, on_done: Callable[[FileResult], None] | None = None,
-                 use_cache: bool = False, cache_max_mb: int = cache.DEFAULT_MAX_MB) -> list[FileResult]:
+def inspect_jobs(
+    jobs: list[Job],
+    workers: int = 0,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    max_memory: int | None = None,
+    on_done: Callable[[FileResult], None] | None = None,
+    use_cache: bool = False,
+    cache_max_mb: int = cache.DEFAULT_MAX_MB,
+) -> list[FileResult]:
     """Run every job, return their results in the order of `jobs`.
 
     `workers` 0 means one per CPU; `max_memory` (MiB per worker) None means the machine's memory
@@ -90,8 +95,9 @@ def inspect_jobs(jobs: list[Job], workers: int = 0, timeout: float = DEFAULT_TIM
     return results
 
 
-def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_memory: int,
-         on_done) -> dict[int, FileResult]:
+def _run(
+    jobs: list[Job], todo: list[int], workers: int, timeout: float, max_memory: int, on_done
+) -> dict[int, FileResult]:
     """Run the jobs at the given indices in workers; their results by index."""
     if not todo:
         discard_early()  # every result was cached: no worker to fork
@@ -101,8 +107,9 @@ def _run(jobs: list[Job], todo: list[int], workers: int, timeout: float, max_mem
     except OSError as exc:
         reason = f"cannot create tl-inspect's temporary folder in {tempfile.gettempdir()}: {exc.strerror}"
         return {index: FileResult(path=jobs[index].path, error=reason) for index in todo}
-    pool = _Pool(scratch, zygote, [_Running(index, jobs[index]) for index in todo], workers, timeout, max_memory,
-                 on_done)
+    pool = _Pool(
+        scratch, zygote, [_Running(index, jobs[index]) for index in todo], workers, timeout, max_memory, on_done
+    )
     try:
         return pool.run()
     finally:
@@ -118,8 +125,16 @@ class _Pool:
     """The workers of one run, from the first fork to the last exit: started while there is room, told
     about by the zygote, stopped at their limits, and replaced when one dies in a kernel."""
 
-    def __init__(self, scratch: str, zygote: Zygote, pending: list[_Running], workers: int, timeout: float,
-                 max_memory: int, on_done):
+    def __init__(
+        self,
+        scratch: str,
+        zygote: Zygote,
+        pending: list[_Running],
+        workers: int,
+        timeout: float,
+        max_memory: int,
+        on_done,
+    ):
         self.scratch, self.zygote, self.pending = scratch, zygote, pending
         self.workers, self.timeout, self.max_memory, self.on_done = workers, timeout, max_memory, on_done
         self.running: dict[int, _Running] = {}
@@ -139,15 +154,23 @@ class _Pool:
         return self.results
 
     def start_pending(self) -> None:
-        while self.pending and len(self.running) < self.workers and not any(
-                r.alone for r in self.running.values()) and (not self.pending[0].alone or not self.running):
+        while (
+            self.pending
+            and len(self.running) < self.workers
+            and not any(r.alone for r in self.running.values())
+            and (not self.pending[0].alone or not self.running)
+        ):
             item = self.pending.pop(0)
             self.running[item.index] = item
             try:
                 item.workdir = tempfile.mkdtemp(prefix=f"job{item.index}-", dir=self.scratch)
             except OSError as exc:
-                self.finish(item, FileResult(path=item.job.path, error=f"cannot create a temporary folder in "
-                                                                       f"{self.scratch}: {exc.strerror}"))
+                self.finish(
+                    item,
+                    FileResult(
+                        path=item.job.path, error=f"cannot create a temporary folder in {self.scratch}: {exc.strerror}"
+                    ),
+                )
                 continue
             item.submitted = time.monotonic()
             self.zygote.submit(item.index, item.job, self.max_memory, item.workdir)
@@ -180,20 +203,29 @@ class _Pool:
             if item.pid:
                 _kill_worker(item.pid)
             if item.alone:
-                self.finish(item, FileResult(path=item.job.path, error="the file killed tl-inspect's worker "
-                                                                       "process (the worker's parent)"))
+                self.finish(
+                    item,
+                    FileResult(
+                        path=item.job.path, error="the file killed tl-inspect's worker process (the worker's parent)"
+                    ),
+                )
             else:
                 del self.running[item.index]
                 shutil.rmtree(item.workdir, ignore_errors=True)
-                self.pending.insert(0, replace(item, alone=True, pid=None, started=0.0, budget_from=0.0,
-                                               budgeted=set()))
+                self.pending.insert(
+                    0, replace(item, alone=True, pid=None, started=0.0, budget_from=0.0, budgeted=set())
+                )
         self.zygote.close()
         self.zygote = Zygote(self.scratch)
 
     def enforce_limits(self, now: float) -> None:
         for item in self.running.values():
-            if item.pid and not item.timed_out and now - item.budget_from > self.timeout and \
-                    not _renewed(item, now, self.timeout):
+            if (
+                item.pid
+                and not item.timed_out
+                and now - item.budget_from > self.timeout
+                and not _renewed(item, now, self.timeout)
+            ):
                 item.timed_out = True
                 _kill_worker(item.pid)
         if now - self.disk_checked > _DISK_CHECK_SECONDS:
@@ -296,8 +328,9 @@ def _signals_held():
         yield
         return
     caught = []
-    previous = {sig: signal.signal(sig, lambda number, frame: caught.append(number))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        sig: signal.signal(sig, lambda number, frame: caught.append(number)) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
@@ -305,5 +338,3 @@ def _signals_held():
             signal.signal(sig, handler)
         if caught:
             signal.raise_signal(caught[0])
-
-

@@ -9,11 +9,35 @@ from typing import Iterable
 from tl_inspect.model import KernelArtifact
 
 # the plain types a worker's records are made of, besides tl-inspect's own classes
-_PLAIN_TYPES = {"str", "int", "float", "bool", "complex", "tuple", "list", "dict", "set", "frozenset", "bytes",
-                "bytearray", "NoneType", "slice", "range"}
+_PLAIN_TYPES = {
+    "str",
+    "int",
+    "float",
+    "bool",
+    "complex",
+    "tuple",
+    "list",
+    "dict",
+    "set",
+    "frozenset",
+    "bytes",
+    "bytearray",
+    "NoneType",
+    "slice",
+    "range",
+}
 # each record's kind and the type of its payload
-_RECORDS = {"import": dict, "notes": list, "needs_cases": dict, "plan": list, "start": str,
-            "kernel": KernelArtifact, "fatal": str, "error": str, "done": dict}
+_RECORDS = {
+    "import": dict,
+    "notes": list,
+    "needs_cases": dict,
+    "plan": list,
+    "start": str,
+    "kernel": KernelArtifact,
+    "fatal": str,
+    "error": str,
+    "done": dict,
+}
 FOREIGN = ("foreign", None)  # what ends the records when the file holds data the worker did not write
 
 
@@ -44,8 +68,13 @@ def records(path: str) -> Iterable[tuple]:
                     if not truncated:
                         yield FOREIGN
                     return
-                if not (isinstance(record, tuple) and len(record) == 2 and record[0] in _RECORDS
-                        and isinstance(record[1], _RECORDS[record[0]]) and _well_formed(*record)):
+                if not (
+                    isinstance(record, tuple)
+                    and len(record) == 2
+                    and record[0] in _RECORDS
+                    and isinstance(record[1], _RECORDS[record[0]])
+                    and _well_formed(*record)
+                ):
                     yield FOREIGN
                     return
                 yield record

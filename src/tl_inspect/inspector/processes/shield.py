@@ -30,10 +30,16 @@ _NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (arg 0: its low 3
 
 # (audit arch, syscalls always denied, syscalls whose first argument is a pid or process group checked)
 _SYSCALLS = {
-    "x86_64": (0xC000003E, {"ptrace": 101, "tkill": 200, "process_vm_writev": 311, "pidfd_send_signal": 424},
-               {"kill": 62, "rt_sigqueueinfo": 129, "tgkill": 234, "rt_tgsigqueueinfo": 297, "pidfd_open": 434}),
-    "aarch64": (0xC00000B7, {"ptrace": 117, "tkill": 130, "process_vm_writev": 271, "pidfd_send_signal": 424},
-                {"kill": 129, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240, "pidfd_open": 434}),
+    "x86_64": (
+        0xC000003E,
+        {"ptrace": 101, "tkill": 200, "process_vm_writev": 311, "pidfd_send_signal": 424},
+        {"kill": 62, "rt_sigqueueinfo": 129, "tgkill": 234, "rt_tgsigqueueinfo": 297, "pidfd_open": 434},
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {"ptrace": 117, "tkill": 130, "process_vm_writev": 271, "pidfd_send_signal": 424},
+        {"kill": 129, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240, "pidfd_open": 434},
+    ),
 }
 _X32_BIT = 0x40000000
 

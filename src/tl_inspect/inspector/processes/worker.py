@@ -18,13 +18,12 @@ import traceback
 
 from tl_inspect.inspector.discovery import kernels as discovery
 from tl_inspect.inspector.discovery.loading import import_user_file
-from tl_inspect.inspector.processes import errors
 from tl_inspect.inspector.lowering import hooks
-from tl_inspect.inspector.processes import inputs
+from tl_inspect.inspector.lowering.compile import compile_kernel
+from tl_inspect.inspector.processes import errors, inputs
 from tl_inspect.inspector.processes.capture import Capture, flush_streams, restore_streams
 from tl_inspect.inspector.processes.errors import message_of, printable, split_diagnostics
 from tl_inspect.inspector.processes.job import EXIT_CANNOT_WRITE, Job
-from tl_inspect.inspector.lowering.compile import compile_kernel
 from tl_inspect.model import KernelArtifact
 
 
@@ -84,8 +83,12 @@ def _guarded(job: Job, max_memory_mib: int, sink, out_path: str, err_path: str) 
         # tl-inspect's own work between the user's phases ran out: the limit, not a fault of tl-inspect
         _emit(sink, "fatal", f"MemoryError: over the memory limit of {max_memory_mib} MiB per worker (--max-memory)")
     except BaseException as exc:  # noqa: BLE001 - the parent must always get a reason
-        _emit(sink, "fatal", f"internal error in tl-inspect: {type(exc).__name__}: {printable(message_of(exc))}\n"
-                             + "".join(traceback.format_exception(exc)))
+        _emit(
+            sink,
+            "fatal",
+            f"internal error in tl-inspect: {type(exc).__name__}: {printable(message_of(exc))}\n"
+            + "".join(traceback.format_exception(exc)),
+        )
     _emit(sink, "done", {"dependencies": recorder.inputs()})
 
 
@@ -110,8 +113,11 @@ def _work(job: Job, sink, capture: Capture, restore_output) -> None:
     os.chdir(home)
     restore_output()
     _, import_err_text = capture.since_mark()
-    _emit(sink, "import", {"error": import_error, "error_line": error_line,
-                           "warnings": split_diagnostics(import_err_text)})
+    _emit(
+        sink,
+        "import",
+        {"error": import_error, "error_line": error_line, "warnings": split_diagnostics(import_err_text)},
+    )
     if module is None:
         return
     name_error = discovery.check_names(module, job)
@@ -120,8 +126,11 @@ def _work(job: Job, sink, capture: Capture, restore_output) -> None:
         return
     for name, error in discovery.unusable_cases(module, job):
         if name not in job.skip:
-            _emit(sink, "kernel", KernelArtifact(name=name, file=job.path, line=None, arch=job.arch,
-                                                 status="error", error=error))
+            _emit(
+                sink,
+                "kernel",
+                KernelArtifact(name=name, file=job.path, line=None, arch=job.arch, status="error", error=error),
+            )
     specs, notes, needs_cases = discovery.discover(module, job)
     specs = [spec for spec in specs if spec.name not in job.skip]
     _emit(sink, "notes", notes)
@@ -134,4 +143,3 @@ def _work(job: Job, sink, capture: Capture, restore_output) -> None:
         os.chdir(home)
         restore_output()
         _emit(sink, "kernel", artifact)
-

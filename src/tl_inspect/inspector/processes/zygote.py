@@ -12,8 +12,8 @@ scratch folder removed. A worker may not signal, trace or read the memory of the
 tl-inspect process (`shield`): nothing the user's code does can stop the time limit.
 
 Protocol, one line per message. In (stdin): `<job id> <base64 pickle of (Job, memory limit in MiB,
-result, stdout, stderr paths)>`. Out (the original stdout): `started <job id> <pid>` and `exited <pid> <exit code> <peak RSS
-in KiB>`, the exit code negative for a signal as in `subprocess`.
+result, stdout, stderr paths)>`. Out (the original stdout): `started <job id> <pid>` and
+`exited <pid> <exit code> <peak RSS in KiB>`, the exit code negative for a signal as in `subprocess`.
 
 The parent's end is `Zygote`. The command line starts one before its own imports (`start_early`), so
 that tilelang's import (about 2 s) overlaps them; the pool takes it (`take_zygote`) or starts its own.
@@ -53,18 +53,25 @@ class Zygote:
         os.makedirs(cache, exist_ok=True)
         env = dict(os.environ)
         # read by tilelang at import: hermetic cache, quiet compiles (the target is set per job, at fork)
-        env.update({
-            "TILELANG_CACHE_DIR": cache,
-            "TILELANG_DISABLE_CACHE": "1",
-            "TILELANG_PRINT_ON_COMPILATION": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        })
+        env.update(
+            {
+                "TILELANG_CACHE_DIR": cache,
+                "TILELANG_DISABLE_CACHE": "1",
+                "TILELANG_PRINT_ON_COMPILATION": "0",
+                "PYTHONDONTWRITEBYTECODE": "1",
+            }
+        )
         self.log_path = os.path.join(scratch, "zygote.log")
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 # -P: a copy.py or random.py in the current folder must not shadow the standard library
-                [sys.executable, "-P", "-m", "tl_inspect.inspector.processes.zygote", scratch], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=log, env=env, cwd=os.getcwd(), start_new_session=True,
+                [sys.executable, "-P", "-m", "tl_inspect.inspector.processes.zygote", scratch],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=env,
+                cwd=os.getcwd(),
+                start_new_session=True,
             )
         self.messages: queue.Queue = queue.Queue()
         self.started_any = False  # a worker was forked: the zygote did start
@@ -215,8 +222,7 @@ def main(scratch: str) -> None:
 
 def _serve(commands, replies, guarded: tuple, users_nvml_check: str | None) -> None:
     """Fork a worker per job read from `commands` until the input closes, then kill everything left."""
-    from tl_inspect.inspector.processes import shield
-    from tl_inspect.inspector.processes import worker
+    from tl_inspect.inspector.processes import shield, worker
 
     workers: set[int] = set()
     pending = b""

@@ -32,8 +32,10 @@ def contiguous_index(func, cause: Cause, whole_loop: bool):
     body, written, changed, kernel = rebuilt
     shown = " and ".join(f"`{access}`" for access in dict.fromkeys(written))
     at = " and ".join(str(line) for line in sorted(changed))
-    return with_body(func, body), (f"{shown} accessed at line{'s' if len(changed) > 1 else ''} {at} instead, "
-                                     f"contiguous in `{lane.name}` ({kernel})")
+    return with_body(func, body), (
+        f"{shown} accessed at line{'s' if len(changed) > 1 else ''} {at} instead, "
+        f"contiguous in `{lane.name}` ({kernel})"
+    )
 
 
 def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, spans: bool):
@@ -64,8 +66,7 @@ def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, span
         span = originals.index(str(last))
         if spans and span:
             row_bytes = stride * buffer.dtype.bits // 8
-            spans_fit &= (row_bytes % 16 == 0
-                          and tvm.arith.Analyzer().can_prove((span + 1) * stride <= buffer.shape[-1]))
+            spans_fit &= row_bytes % 16 == 0 and tvm.arith.Analyzer().can_prove((span + 1) * stride <= buffer.shape[-1])
             index = index + span * stride
         contiguous_indices = [*indices[:-1], index]
         written.append(f"{cause.buffer}[{', '.join(str(i) for i in contiguous_indices)}]")
@@ -114,8 +115,9 @@ def _read_contiguously(func, cause: Cause, extents: dict, lane, lines: set, span
 MOVES_OTHER = "a kernel that moves other elements"
 READS_FEWER = "a kernel that reads fewer elements"
 ONLY_THE_INDEX = "only to show the index is the cause"
-SPANS = ("the interleaved elements in contiguous spans of the row, as separate tensors would hold them: "
-         "as many bytes move")
+SPANS = (
+    "the interleaved elements in contiguous spans of the row, as separate tensors would hold them: as many bytes move"
+)
 
 
 def reads_fewer_elements(change: str) -> bool:
@@ -129,8 +131,10 @@ def _lines_in_loop(func, loop_line: int | None) -> set:
 
     def visit(node):
         if isinstance(node, tirx.For) and line_of(node) == loop_line and not lines:
-            tirx.stmt_functor.post_order_visit(node.body, lambda inner: lines.add(
-                line_of(inner) if isinstance(inner, (tirx.BufferStore, tirx.Bind)) else None))
+            tirx.stmt_functor.post_order_visit(
+                node.body,
+                lambda inner: lines.add(line_of(inner) if isinstance(inner, (tirx.BufferStore, tirx.Bind)) else None),
+            )
 
     tirx.stmt_functor.post_order_visit(func.body, visit)
     return lines - {None}

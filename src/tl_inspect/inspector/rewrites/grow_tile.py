@@ -14,7 +14,7 @@ from tilelang import tvm  # tilelang first: it puts its TVM on the path
 from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform, post_order_visit, substitute
 
-from tl_inspect.inspector.rewrites.primfunc import tvm_base_name, with_span_of, line_of
+from tl_inspect.inspector.rewrites.primfunc import line_of, tvm_base_name, with_span_of
 
 # the grid is divided by the growth factor; where it does not divide, the growth is doubled (each thread
 # then moves two or four vectors) up to this many times before the grid is rounded up instead
@@ -38,8 +38,10 @@ class Grown:
         if isinstance(self.blocks_before, int) and self.blocks_before % self.factor:
             # the last block runs past the old grid's end: tilelang's bounds check on the buffers' length
             # (uniform inside each vector group where that length is a multiple of the width) cuts it off
-            return (f"a grid of {self.blocks} blocks instead of {self.blocks_before}, the last one cut off by the "
-                    f"bounds check")
+            return (
+                f"a grid of {self.blocks} blocks instead of {self.blocks_before}, the last one cut off by the "
+                f"bounds check"
+            )
         return f"a grid {self.factor}x smaller"
 
 
@@ -48,8 +50,9 @@ def grow_parallel(func, loop_line: int, factor: int) -> Grown | None:
     index `b` that steps over its tiles (`b * E + i`) read as `b * k` in every index and bound, the grid
     ceil(G / k). None where another statement of the kernel also uses `b` (its tiles would not grow with
     the loop's) or no block index steps over the loop's tiles."""
-    loop = _first(func.body, lambda n: isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL
-                  and line_of(n) == loop_line)
+    loop = _first(
+        func.body, lambda n: isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL and line_of(n) == loop_line
+    )
     if loop is None:
         return None
     inner = loop
@@ -65,8 +68,18 @@ def grow_parallel(func, loop_line: int, factor: int) -> Grown | None:
 
     def post(node):
         if node.same_as(inner):
-            return with_span_of(tirx.For(node.loop_var, node.min, tirx.IntImm(node.extent.dtype, extent * k), node.kind,
-                                  node.body, node.thread_binding, node.annotations), node)
+            return with_span_of(
+                tirx.For(
+                    node.loop_var,
+                    node.min,
+                    tirx.IntImm(node.extent.dtype, extent * k),
+                    node.kind,
+                    node.body,
+                    node.thread_binding,
+                    node.annotations,
+                ),
+                node,
+            )
         return None
 
     grown = ir_transform(loop, None, post, ["tirx.For"])
@@ -92,10 +105,24 @@ def vectorize_threads(func, line: int, lane: str, factor: int) -> Grown | None:
         return None
     k = _factor(grid, factor)
     v = tirx.Var("v", tx.dtype)
-    per_thread = tirx.For(v, tirx.IntImm(tx.dtype, 0), tirx.IntImm(tx.dtype, k), tirx.ForKind.VECTORIZED,
-                          substitute(root.body, {tx: tx * k + v}))
-    block = tirx.SBlock(root.iter_vars, root.reads, root.writes, root.name_hint, per_thread, root.init,
-                        root.alloc_buffers, root.match_buffers, root.annotations)
+    per_thread = tirx.For(
+        v,
+        tirx.IntImm(tx.dtype, 0),
+        tirx.IntImm(tx.dtype, k),
+        tirx.ForKind.VECTORIZED,
+        substitute(root.body, {tx: tx * k + v}),
+    )
+    block = tirx.SBlock(
+        root.iter_vars,
+        root.reads,
+        root.writes,
+        root.name_hint,
+        per_thread,
+        root.init,
+        root.alloc_buffers,
+        root.match_buffers,
+        root.annotations,
+    )
     body = _regrid(func.body, grid, k, lambda stmt: with_span_of(block, root) if stmt.same_as(root) else None)
     return Grown(func.with_body(body), k, threads * k, threads, _extent(grid), _ceildiv(grid, k))
 
@@ -105,8 +132,12 @@ def regrown(before, after, loop_line: int, factor: int | None) -> Grown | None:
     is the variant a proof needs: the same threads per block, the `T.Parallel` nest at `loop_line`
     `factor` times larger and the grid as many times smaller. None otherwise (an argument that also sets
     the threads launches more of them instead)."""
-    loops = [_first(f.body, lambda n: isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL
-                    and line_of(n) == loop_line) for f in (before, after)]
+    loops = [
+        _first(
+            f.body, lambda n: isinstance(n, tirx.For) and n.kind == tirx.ForKind.PARALLEL and line_of(n) == loop_line
+        )
+        for f in (before, after)
+    ]
     grids = [_blocks(f) for f in (before, after)]
     if factor is None or None in loops or _threads(before) != _threads(after):
         return None
@@ -119,8 +150,14 @@ def regrown(before, after, loop_line: int, factor: int | None) -> Grown | None:
 def _blocks(func) -> int | None:
     """The blocks a kernel launches, where the grid is a constant one."""
     total = 1
-    for grid in _all(func.body, lambda n: isinstance(n, tirx.For) and n.thread_binding is not None
-                     and n.thread_binding.thread_tag.startswith("blockIdx")):
+    for grid in _all(
+        func.body,
+        lambda n: (
+            isinstance(n, tirx.For)
+            and n.thread_binding is not None
+            and n.thread_binding.thread_tag.startswith("blockIdx")
+        ),
+    ):
         if not isinstance(grid.extent, tirx.IntImm):
             return None
         total *= int(grid.extent)
@@ -141,14 +178,17 @@ def _factor(grid, factor: int) -> int:
 def _regrid(body, grid, k: int, replace):
     """`body` with `grid` (a block-index loop) over ceil(G / k) blocks, its index read as `b * k`, and
     the statements `replace` returns in place of the originals."""
+
     def post(node):
         if node.same_as(grid):
-            inner = substitute(ir_transform(node.body, None, replace, ["tirx.For", "tirx.SBlock"]),
-                               {node.loop_var: node.loop_var * k})
+            inner = substitute(
+                ir_transform(node.body, None, replace, ["tirx.For", "tirx.SBlock"]), {node.loop_var: node.loop_var * k}
+            )
             blocks = _ceildiv(node, k)
             extent = tirx.IntImm(node.extent.dtype, blocks) if isinstance(blocks, int) else blocks
-            return with_span_of(tirx.For(node.loop_var, node.min, extent, node.kind, inner,
-                                  node.thread_binding, node.annotations), node)
+            return with_span_of(
+                tirx.For(node.loop_var, node.min, extent, node.kind, inner, node.thread_binding, node.annotations), node
+            )
         return None
 
     return ir_transform(body, None, post, ["tirx.For"])
@@ -156,8 +196,14 @@ def _regrid(body, grid, k: int, replace):
 
 def _grid_loop(func, scope, steps):
     """The block-index loop whose variable only `scope` uses and for which `steps(var)` holds."""
-    for grid in _all(func.body, lambda n: isinstance(n, tirx.For) and n.thread_binding is not None
-                     and n.thread_binding.thread_tag.startswith("blockIdx")):
+    for grid in _all(
+        func.body,
+        lambda n: (
+            isinstance(n, tirx.For)
+            and n.thread_binding is not None
+            and n.thread_binding.thread_tag.startswith("blockIdx")
+        ),
+    ):
         b = grid.loop_var
         if steps(b) and not _used_outside(grid.body, scope, b):
             return grid
@@ -172,8 +218,11 @@ def _steps(stmt, b, lane, extent: int) -> bool:
     def visit(node):
         if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) and node.buffer.scope() == "global":
             coefficients = tvm.arith.detect_linear_equation(node.indices[-1], [b, lane])
-            found.append(bool(coefficients) and int(coefficients[1]) != 0
-                         and int(coefficients[0]) == extent * int(coefficients[1]))
+            found.append(
+                bool(coefficients)
+                and int(coefficients[1]) != 0
+                and int(coefficients[0]) == extent * int(coefficients[1])
+            )
 
     post_order_visit(_let_free(stmt), visit)
     return bool(found) and all(found)
@@ -195,6 +244,7 @@ def _let_free(stmt):
 
 def _used_outside(body, scope, var) -> bool:
     """Whether a statement of `body` that is not `scope` nor inside it uses `var`."""
+
     def pre(node):
         # a Stmt returned from pre replaces the node and stops the descent
         return tirx.Evaluate(0) if node.same_as(scope) else None
@@ -219,8 +269,15 @@ def _holds_line(body, line: int) -> bool:
 def _thread_var(func, name: str):
     """The variable `T.launch_thread_idx(0)` binds (what `T.get_thread_binding()` returns), if the user
     calls it `name`."""
-    bind = _first(func.body, lambda n: isinstance(n, tirx.Bind) and isinstance(n.value, tirx.Call)
-                  and getattr(n.value.op, "name", "") == "tl.launch_thread_idx" and int(n.value.args[0]) == 0)
+    bind = _first(
+        func.body,
+        lambda n: (
+            isinstance(n, tirx.Bind)
+            and isinstance(n.value, tirx.Call)
+            and getattr(n.value.op, "name", "") == "tl.launch_thread_idx"
+            and int(n.value.args[0]) == 0
+        ),
+    )
     return bind.var if bind is not None and bind.var.name in (name, tvm_base_name(name)) else None
 
 

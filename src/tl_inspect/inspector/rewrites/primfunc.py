@@ -24,6 +24,7 @@ def with_body(func, body):
 
 def pad_constant(func, value: int, padded: int):
     """Every occurrence of the integer `value` (buffer shapes, loop extents, bounds) becomes `padded`."""
+
     def swap_int(node):
         if isinstance(node, tirx.IntImm) and int(node.value) == value:
             return tirx.IntImm(node.dtype, padded)
@@ -37,9 +38,19 @@ def pad_constant(func, value: int, padded: int):
     for buf in _buffers(func):
         shape, strides = [padded_expr(d) for d in buf.shape], [padded_expr(d) for d in buf.strides]
         if not all(a.same_as(b) for a, b in zip(shape + strides, list(buf.shape) + list(buf.strides))):
-            remap[buf] = with_span_of(tirx.decl_buffer(shape, buf.dtype, buf.name, data=buf.data, strides=strides,
-                                                elem_offset=buf.elem_offset, scope=buf.scope(),
-                                                offset_factor=buf.offset_factor), buf)
+            remap[buf] = with_span_of(
+                tirx.decl_buffer(
+                    shape,
+                    buf.dtype,
+                    buf.name,
+                    data=buf.data,
+                    strides=strides,
+                    elem_offset=buf.elem_offset,
+                    scope=buf.scope(),
+                    offset_factor=buf.offset_factor,
+                ),
+                buf,
+            )
     body = ir_transform(func.body, None, swap_int, ["ir.IntImm"])
     return _remap_buffers(func, body, remap)
 
@@ -50,13 +61,18 @@ def pad_rows(func, buffer: str):
     fix of a bank conflict, which moves each row one bank on."""
     remap = {}
     for buf in _buffers(func):
-        if buf.name == buffer and buf.scope().startswith("shared") and len(buf.shape) >= 2 and \
-                isinstance(buf.shape[-1], tirx.IntImm) and not buf.strides:
+        if (
+            buf.name == buffer
+            and buf.scope().startswith("shared")
+            and len(buf.shape) >= 2
+            and isinstance(buf.shape[-1], tirx.IntImm)
+            and not buf.strides
+        ):
             shape = [*buf.shape[:-1], tirx.IntImm(buf.shape[-1].dtype, int(buf.shape[-1]) + 1)]
             remap[buf] = with_span_of(tirx.decl_buffer(shape, buf.dtype, buf.name, scope=buf.scope()), buf)
     if not remap:
         return None
-    (old, new), = remap.items()
+    ((old, new),) = remap.items()
     before = ", ".join(str(d) for d in old.shape)
     after = ", ".join(str(d) for d in new.shape)
     return _remap_buffers(func, func.body, remap), f"`{buffer}` declared ({after}) instead of ({before})"
@@ -67,8 +83,9 @@ def assume_multiple(func, name: str, width: int):
     var = next((v for v in _free_vars(func) if v.name == name), None)
     if var is None:
         return None
-    fact = tirx.Evaluate(tirx.assume(tirx.EQ(tirx.FloorMod(var, tirx.IntImm(var.dtype, width)),
-                                              tirx.IntImm(var.dtype, 0))))
+    fact = tirx.Evaluate(
+        tirx.assume(tirx.EQ(tirx.FloorMod(var, tirx.IntImm(var.dtype, width)), tirx.IntImm(var.dtype, 0)))
+    )
 
     def post(node):
         if isinstance(node, tirx.SBlock) and node.name_hint == "tilelang_root":
@@ -80,6 +97,7 @@ def assume_multiple(func, name: str, width: int):
 
 def launch_threads(func, threads: int):
     """Launch `threads` threads instead of the kernel's own count (T.Kernel's `threads=`)."""
+
     def post(node):
         if isinstance(node, tirx.SBlock) and "tl.launch_threads" in node.annotations:
             annotations = dict(node.annotations)
@@ -95,14 +113,28 @@ def swap_parallel_nest(func, line: int):
     swapped = []
 
     def post(node):
-        if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL and isinstance(node.body, tirx.For)
-                and node.body.kind == tirx.ForKind.PARALLEL and line_of(node) == line and not swapped):
+        if (
+            isinstance(node, tirx.For)
+            and node.kind == tirx.ForKind.PARALLEL
+            and isinstance(node.body, tirx.For)
+            and node.body.kind == tirx.ForKind.PARALLEL
+            and line_of(node) == line
+            and not swapped
+        ):
             inner = node.body
             swapped.append(True)
-            moved = with_span_of(tirx.For(node.loop_var, node.min, node.extent, node.kind, inner.body,
-                                   node.thread_binding, node.annotations), inner)
-            return with_span_of(tirx.For(inner.loop_var, inner.min, inner.extent, inner.kind, moved, inner.thread_binding,
-                                  inner.annotations), node)
+            moved = with_span_of(
+                tirx.For(
+                    node.loop_var, node.min, node.extent, node.kind, inner.body, node.thread_binding, node.annotations
+                ),
+                inner,
+            )
+            return with_span_of(
+                tirx.For(
+                    inner.loop_var, inner.min, inner.extent, inner.kind, moved, inner.thread_binding, inner.annotations
+                ),
+                node,
+            )
         return None
 
     body = ir_transform(func.body, None, post, ["tirx.For"])
@@ -111,6 +143,7 @@ def swap_parallel_nest(func, line: int):
 
 def swap_thread_dimensions(func):
     """threadIdx.x and threadIdx.y exchanged: the launch extents and every `T.get_thread_binding(0/1)`."""
+
     def post(node):
         if isinstance(node, tirx.Call) and getattr(node.op, "name", "") == "tl.launch_thread_idx":
             dim = int(node.args[0])
@@ -128,6 +161,7 @@ def swap_thread_dimensions(func):
 
 def shift_index(func, buffer: str, shift: int):
     """Every access of `buffer` moved `shift` elements back along its last dimension."""
+
     def moved(indices):
         return list(indices[:-1]) + [indices[-1] - shift]
 
@@ -143,6 +177,7 @@ def shift_index(func, buffer: str, shift: int):
 
 def drop_layout_annotation(func, buffer: str):
     """The kernel without the user's layout for `buffer`: tilelang infers one instead."""
+
     def post(node):
         if isinstance(node, tirx.SBlock) and "layout_map" in node.annotations:
             layouts = {key: value for key, value in node.annotations["layout_map"].items() if key.name != buffer}
@@ -161,10 +196,24 @@ def vectorize_loop(func, var: str, line: int | None):
     base = tvm_base_name(var)
 
     def post(node):
-        if (isinstance(node, tirx.For) and node.kind == tirx.ForKind.SERIAL
-                and node.loop_var.name in (var, base) and (line is None or _holds_line(node, line))):
-            return with_span_of(tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.VECTORIZED, node.body,
-                                  node.thread_binding, node.annotations), node)
+        if (
+            isinstance(node, tirx.For)
+            and node.kind == tirx.ForKind.SERIAL
+            and node.loop_var.name in (var, base)
+            and (line is None or _holds_line(node, line))
+        ):
+            return with_span_of(
+                tirx.For(
+                    node.loop_var,
+                    node.min,
+                    node.extent,
+                    tirx.ForKind.VECTORIZED,
+                    node.body,
+                    node.thread_binding,
+                    node.annotations,
+                ),
+                node,
+            )
         return None
 
     return with_body(func, ir_transform(func.body, None, post, ["tirx.For"]))
@@ -188,12 +237,23 @@ def _holds_line(node, line: int) -> bool:
 
 # ---------------------------------------------------------------- helpers
 
+
 def rebuilt_block(node, body=None, annotations=None, alloc_buffers=None):
     """The TIR block `node` with the parts given replaced, keeping its Python line."""
-    return with_span_of(tirx.SBlock(node.iter_vars, node.reads, node.writes, node.name_hint,
-                             node.body if body is None else body, node.init,
-                             node.alloc_buffers if alloc_buffers is None else alloc_buffers, node.match_buffers,
-                             node.annotations if annotations is None else annotations), node)
+    return with_span_of(
+        tirx.SBlock(
+            node.iter_vars,
+            node.reads,
+            node.writes,
+            node.name_hint,
+            node.body if body is None else body,
+            node.init,
+            node.alloc_buffers if alloc_buffers is None else alloc_buffers,
+            node.match_buffers,
+            node.annotations if annotations is None else annotations,
+        ),
+        node,
+    )
 
 
 def with_span_of(new, old):

@@ -15,7 +15,7 @@ from tvm import tirx
 from tvm.tirx.stmt_functor import ir_transform, post_order_visit, substitute
 
 # the span helpers stay rewrites' own: the two modules rebuild nodes the same way
-from tl_inspect.inspector.rewrites.primfunc import tvm_base_name, rebuilt_block, with_span_of, line_of
+from tl_inspect.inspector.rewrites.primfunc import line_of, rebuilt_block, tvm_base_name, with_span_of
 
 VECTOR_BITS = 128
 
@@ -28,9 +28,13 @@ def stage_loads(func, var: str, line: int | None, width: int):
     staged: list = []
 
     def post(node):
-        if (isinstance(node, tirx.For) and not staged and node.loop_var.name in (var, base)
-                and node.kind in (tirx.ForKind.SERIAL, tirx.ForKind.UNROLLED, tirx.ForKind.VECTORIZED)
-                and (line is None or line in _lines(node))):
+        if (
+            isinstance(node, tirx.For)
+            and not staged
+            and node.loop_var.name in (var, base)
+            and node.kind in (tirx.ForKind.SERIAL, tirx.ForKind.UNROLLED, tirx.ForKind.VECTORIZED)
+            and (line is None or line in _lines(node))
+        ):
             built = _staged_loop(node, params, line, width)
             if built is not None:
                 staged.append(built)
@@ -52,8 +56,11 @@ def stage_loads(func, var: str, line: int | None, width: int):
 
 def _staged_loop(loop, params: set, line: int | None, width: int):
     """(the chunked loop, its local buffers), or None when the loop cannot be chunked."""
-    if (not isinstance(loop.extent, tirx.IntImm) or int(loop.extent) < width
-            or not (isinstance(loop.min, tirx.IntImm) and int(loop.min) == 0)):
+    if (
+        not isinstance(loop.extent, tirx.IntImm)
+        or int(loop.extent) < width
+        or not (isinstance(loop.min, tirx.IntImm) and int(loop.min) == 0)
+    ):
         return None
     loads = _walking_loads(loop, params, width)
     if not loads:
@@ -101,9 +108,13 @@ def _walking_loads(loop, params: set, width: int) -> list:
             *rows, last = node.indices
             step = tvm.arith.detect_linear_equation(last, [loop.loop_var])
             # a step of one element; a symbolic step (`X[r, j * S]`) is no walk to stage
-            if (step and isinstance(step[0], tirx.IntImm) and int(step[0]) == 1
-                    and not any(_uses(i, loop.loop_var) for i in rows)
-                    and tvm.runtime.DataType(node.buffer.dtype).bits * width == VECTOR_BITS):
+            if (
+                step
+                and isinstance(step[0], tirx.IntImm)
+                and int(step[0]) == 1
+                and not any(_uses(i, loop.loop_var) for i in rows)
+                and tvm.runtime.DataType(node.buffer.dtype).bits * width == VECTOR_BITS
+            ):
                 found.append(node)
 
     post_order_visit(loop.body, visit)
@@ -121,8 +132,9 @@ def _uses(expr, var) -> bool:
 
 def _lines(loop) -> set:
     lines: set = set()
-    post_order_visit(loop, lambda node: lines.add(line_of(node)) if isinstance(node, (tirx.BufferStore, tirx.Bind))
-                     else None)
+    post_order_visit(
+        loop, lambda node: lines.add(line_of(node)) if isinstance(node, (tirx.BufferStore, tirx.Bind)) else None
+    )
     return lines
 
 
@@ -130,6 +142,10 @@ def _statement_at(loop, line: int | None):
     """The statement at `line` in the loop (the staged copy takes its span, so the wide load maps to
     the user's line), else the loop itself."""
     found = []
-    post_order_visit(loop, lambda node: found.append(node) if isinstance(node, (tirx.BufferStore, tirx.Bind))
-                     and line_of(node) == line else None)
+    post_order_visit(
+        loop,
+        lambda node: (
+            found.append(node) if isinstance(node, (tirx.BufferStore, tirx.Bind)) and line_of(node) == line else None
+        ),
+    )
     return found[0] if found else loop

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.render import render, render_access, render_store
 from tl_inspect.analysis.collisions import ReadModifyWrite, read_modify_writes
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.render import render, render_access, render_store
 
 SHARED_OR_GLOBAL = ("global", "shared", "shared.dyn")
 THREAD_PRIVATE = ("local", "local.var")
@@ -67,10 +66,13 @@ class InvariantIndexStore(Rule):
     slug = "invariant-index-store"
     severity = "error"
     flags = "a read-modify-write in `T.Parallel` whose index does not advance with the loop (`O[i] += X[i, j]`)"
-    measured = ("on global memory a race: 16383 of 16384 row sums wrong; in a fragment 1110 vs 3271 GB/s with "
-                "`T.reduce_sum`")
-    fix = ("Reduce in a fragment with `T.reduce_sum`/`T.reduce_max` (or `T.atomic_add` across blocks) "
-           "instead of `+=` in `T.Parallel`")
+    measured = (
+        "on global memory a race: 16383 of 16384 row sums wrong; in a fragment 1110 vs 3271 GB/s with `T.reduce_sum`"
+    )
+    fix = (
+        "Reduce in a fragment with `T.reduce_sum`/`T.reduce_max` (or `T.atomic_add` across blocks) "
+        "instead of `+=` in `T.Parallel`"
+    )
     # its findings come from its own analysis of the collisions (analysis/collisions), not from the verdicts
     reports_causes = ("invariant-store",)
 
@@ -123,9 +125,11 @@ class RepeatedIndex(Violation):
 
     def _collision(self) -> str:
         frozen = ", ".join(f"`{v}`" for v in self.variables)
-        return (f"`{self.statement}` in `T.Parallel`: the index repeats along {frozen}, so "
-                f"{self.iterations or 'several'} parallel iterations update the same element of "
-                f"{_scope_word(self.scope)} `{self.buffer}`")
+        return (
+            f"`{self.statement}` in `T.Parallel`: the index repeats along {frozen}, so "
+            f"{self.iterations or 'several'} parallel iterations update the same element of "
+            f"{_scope_word(self.scope)} `{self.buffer}`"
+        )
 
 
 @dataclass(frozen=True)
@@ -157,8 +161,10 @@ class PartialResults(RepeatedIndex):
     severity: ClassVar[str] = "error"
 
     def message(self) -> str:
-        return (f"{self._collision()}: the loop is split over threads and `{self.buffer}` is private to each "
-                f"thread, so every thread keeps only a partial result")
+        return (
+            f"{self._collision()}: the loop is split over threads and `{self.buffer}` is private to each "
+            f"thread, so every thread keeps only a partial result"
+        )
 
 
 @dataclass(frozen=True)
@@ -177,8 +183,10 @@ class SerialisedReduction(RepeatedIndex):
         else:
             owners = "the thread that owns it"
         scalar = " (scalar store)" if self.scalar else ""
-        return (f"{self._collision()}: tilelang keeps this correct only by running those iterations one after "
-                f"another on {owners}{scalar}, instead of a parallel reduction")
+        return (
+            f"{self._collision()}: tilelang keeps this correct only by running those iterations one after "
+            f"another on {owners}{scalar}, instead of a parallel reduction"
+        )
 
 
 def _replication(ctx: RuleContext, buffer: str) -> int:

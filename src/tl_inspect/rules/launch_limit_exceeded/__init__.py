@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tl_inspect.gpu import arch as gpu_arch
-from tl_inspect.tir import nodes as ir
 from tl_inspect.model import STAGE_DEVICE
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
 
 # CUDA's limits on every architecture tilelang targets (CUDA C++ Programming Guide, "Technical
 # Specifications per Compute Capability")
@@ -21,11 +21,14 @@ MAX_STATIC_SHARED = 48 * 1024
 # what the launch raised on an NVIDIA H200 (docs/gpu-impact.md)
 LAUNCH_ERROR = "tilelang's `InternalError` naming the grid and block"
 SHARED_ERROR = "`InternalError: Failed to set the allowed dynamic shared memory size`"
-FIX_GRID = ("Put the long extent first: `T.Kernel(rows, ...)` maps it to grid x (up to 2^31 - 1 blocks), "
-            "or give each block several rows")
+FIX_GRID = (
+    "Put the long extent first: `T.Kernel(rows, ...)` maps it to grid x (up to 2^31 - 1 blocks), "
+    "or give each block several rows"
+)
 FIX_THREADS = "Use at most 1024 threads per block (`threads=` of `T.Kernel`) and give each thread more elements"
-FIX_SHARED = ("Shrink the shared tiles (smaller block sizes or fewer pipeline stages), or keep part of the "
-              "data in fragments")
+FIX_SHARED = (
+    "Shrink the shared tiles (smaller block sizes or fewer pipeline stages), or keep part of the data in fragments"
+)
 
 
 class LaunchLimitExceeded(Rule):
@@ -79,8 +82,10 @@ class LaunchLimitExceeded(Rule):
     code = "TLV006"
     slug = "launch-limit-exceeded"
     severity = "error"
-    flags = ("a grid y/z extent over 65535, more than 1024 threads per block, or more shared memory per block than "
-             "the arch allows (227 KiB on sm_90): compiles, then fails at every launch")
+    flags = (
+        "a grid y/z extent over 65535, more than 1024 threads per block, or more shared memory per block than "
+        "the arch allows (227 KiB on sm_90): compiles, then fails at every launch"
+    )
     measured = "grid y = 65536, 2048 threads, 256 KiB: `InternalError` at launch; 65535, 1024, 224 KiB launch"
     fix = FIX_GRID
 
@@ -106,8 +111,11 @@ class LaunchLimitExceeded(Rule):
 
     def _check_shared(self, ctx: RuleContext, device: ir.IRFunc, kernel_line: int) -> None:
         static = sum(_bytes(info) for info in device.buffers.values() if info.scope == "shared")
-        tiles = sorted((buffer for buffer in map(ctx.facts.buffer, ctx.facts.func.buffers) if buffer.is_shared),
-                       key=_bytes, reverse=True)
+        tiles = sorted(
+            (buffer for buffer in map(ctx.facts.buffer, ctx.facts.func.buffers) if buffer.is_shared),
+            key=_bytes,
+            reverse=True,
+        )
         line = next((buffer.declared_line for buffer in tiles if buffer.declared_line), kernel_line)
         listed = ", ".join(f"`{buffer.name}` {_kib(_bytes(buffer))}" for buffer in tiles[:4])
         evidence = [f"shared tiles: {listed}"] if listed else []
@@ -116,8 +124,11 @@ class LaunchLimitExceeded(Rule):
         limit_kib = gpu_arch.of(ctx.kernel.arch).max_shared_kib
         total = static + device.dyn_shared_bytes
         if limit_kib is not None and total > limit_kib * 1024:
-            ctx.report(line, SharedMemoryTooLarge(total, limit_kib, ctx.kernel.arch),
-                       evidence=evidence + [f"device: dyn_shared_memory_buf = {device.dyn_shared_bytes}"])
+            ctx.report(
+                line,
+                SharedMemoryTooLarge(total, limit_kib, ctx.kernel.arch),
+                evidence=evidence + [f"device: dyn_shared_memory_buf = {device.dyn_shared_bytes}"],
+            )
 
 
 class _LaunchFailure(Violation):
@@ -137,8 +148,10 @@ class GridTooLarge(_LaunchFailure):
     limit: int
 
     def message(self) -> str:
-        return (f"The grid has {self.blocks} blocks along {self.tag[-1]} (`{self.tag}`), over CUDA's limit of "
-                f"{self.limit}: the kernel compiles, but every launch fails with {LAUNCH_ERROR}")
+        return (
+            f"The grid has {self.blocks} blocks along {self.tag[-1]} (`{self.tag}`), over CUDA's limit of "
+            f"{self.limit}: the kernel compiles, but every launch fails with {LAUNCH_ERROR}"
+        )
 
 
 @dataclass(frozen=True)
@@ -149,8 +162,10 @@ class BlockAxisTooLarge(_LaunchFailure):
     limit: int
 
     def message(self) -> str:
-        return (f"The block has {self.threads} threads along {self.tag[-1]}, over CUDA's limit of {self.limit}: "
-                f"every launch fails with {LAUNCH_ERROR}")
+        return (
+            f"The block has {self.threads} threads along {self.tag[-1]}, over CUDA's limit of {self.limit}: "
+            f"every launch fails with {LAUNCH_ERROR}"
+        )
 
 
 @dataclass(frozen=True)
@@ -159,9 +174,11 @@ class TooManyThreads(_LaunchFailure):
     threads: int
 
     def message(self) -> str:
-        return (f"The block has {self.threads} threads, over CUDA's limit of {MAX_THREADS_PER_BLOCK} per block: "
-                f"the kernel compiles (`__launch_bounds__({self.threads}, 1)`), but every launch fails with "
-                f"{LAUNCH_ERROR}")
+        return (
+            f"The block has {self.threads} threads, over CUDA's limit of {MAX_THREADS_PER_BLOCK} per block: "
+            f"the kernel compiles (`__launch_bounds__({self.threads}, 1)`), but every launch fails with "
+            f"{LAUNCH_ERROR}"
+        )
 
 
 @dataclass(frozen=True)
@@ -170,8 +187,10 @@ class StaticSharedTooLarge(_LaunchFailure):
     size: int  # bytes of `__shared__` arrays
 
     def message(self) -> str:
-        return (f"The kernel declares {_kib(self.size)} of static `__shared__` memory, over the "
-                f"{_kib(MAX_STATIC_SHARED)} a `__shared__` array may use: nvcc rejects it ('uses too much shared data')")
+        return (
+            f"The kernel declares {_kib(self.size)} of static `__shared__` memory, over the "
+            f"{_kib(MAX_STATIC_SHARED)} a `__shared__` array may use: nvcc rejects it ('uses too much shared data')"
+        )
 
 
 @dataclass(frozen=True)
@@ -182,9 +201,10 @@ class SharedMemoryTooLarge(_LaunchFailure):
     arch: str
 
     def message(self) -> str:
-        return (f"Each block needs {_kib(self.size)} of shared memory, over the {self.limit_kib} KiB per block that "
-                f"{self.arch} allows: the kernel compiles, but every launch fails with {SHARED_ERROR}")
-
+        return (
+            f"Each block needs {_kib(self.size)} of shared memory, over the {self.limit_kib} KiB per block that "
+            f"{self.arch} allows: the kernel compiles, but every launch fails with {SHARED_ERROR}"
+        )
 
 
 def _bytes(info) -> int:

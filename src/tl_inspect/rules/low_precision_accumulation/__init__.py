@@ -8,8 +8,8 @@ import libcst as cst
 
 from tl_inspect.analysis.kernel import Buffer
 from tl_inspect.analysis.statements import Reduce
-from tl_inspect.fixes import fix_from
 from tl_inspect.files.cst import call_name
+from tl_inspect.fixes import fix_from
 from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
@@ -20,9 +20,9 @@ MIN_TERMS = 16
 # measured on an NVIDIA H200 (docs/gpu-impact.md): row sums of 4096 values in [0, 1)
 MEASURED = {
     "reduce": "a 4096-value `T.reduce_sum` into float16 had a median relative error of 2.3e-04 (bfloat16: "
-              "1.9e-03, up to 1.1e-02) on an H200, against 2.8e-08 into float32",
+    "1.9e-03, up to 1.1e-02) on an H200, against 2.8e-08 into float32",
     "store": "a 4096-term `s[0] += x` in a float16 local had a median relative error of 5.4e-03, up to "
-             "3.7e-02, on an H200, against 2.3e-07 in float32",
+    "3.7e-02, on an H200, against 2.3e-07 in float32",
 }
 
 
@@ -45,24 +45,30 @@ class RoundedSum(Violation):
         declared = f" (declared on line {self.declared_line})" if self.declared_line else ""
         terms = f"{self.terms} terms" if self.terms is not None else "a run-time number of terms"
         if self.reduction:
-            return (f"`T.reduce_{self.reduction}` sums {terms} into the {self.dtype} fragment `{self.buffer}`"
-                    f"{declared}: tilelang accumulates in the output's dtype, so every partial sum is rounded to "
-                    f"{self.dtype}; {MEASURED['reduce']}")
-        return (f"`{self.statement}` adds {terms} into the {self.dtype} `{self.buffer}`{declared}: every addition "
-                f"rounds the running sum to {self.dtype}, so the error grows with the length; {MEASURED['store']}")
-
+            return (
+                f"`T.reduce_{self.reduction}` sums {terms} into the {self.dtype} fragment `{self.buffer}`"
+                f"{declared}: tilelang accumulates in the output's dtype, so every partial sum is rounded to "
+                f"{self.dtype}; {MEASURED['reduce']}"
+            )
+        return (
+            f"`{self.statement}` adds {terms} into the {self.dtype} `{self.buffer}`{declared}: every addition "
+            f"rounds the running sum to {self.dtype}, so the error grows with the length; {MEASURED['store']}"
+        )
 
     def fix_title(self) -> str:
-        return (f"Accumulate `{self.buffer}` in float32 (its `T.alloc_*(..., T.float32)`) and cast once when "
-                f"writing the result")
+        return (
+            f"Accumulate `{self.buffer}` in float32 (its `T.alloc_*(..., T.float32)`) and cast once when "
+            f"writing the result"
+        )
 
     def autofix(self, source, finding) -> Fix | None:
         """The accumulator's declared dtype made float32, in the spelling of the user's dtype argument."""
         statement = source.statement(self.declared_line) if self.declared_line else None
         assign = statement.body[0] if statement is not None else None
         call = assign.value if isinstance(assign, cst.Assign) else None
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and call_name(call).startswith("alloc_")):
+        if not (
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call_name(call).startswith("alloc_")
+        ):
             return None
         dtypes = [a.value for i, a in enumerate(call.args) if (a.keyword.value == "dtype" if a.keyword else i == 1)]
         if not dtypes:
@@ -129,10 +135,14 @@ class LowPrecisionAccumulation(Rule):
     code = "TLV007"
     slug = "low-precision-accumulation"
     severity = "warning"
-    flags = ("a sum accumulated in a float16/bfloat16 fragment or local (`T.reduce_sum` into a half-precision "
-             "output, `acc += x` in a loop)")
-    measured = ("4096-value row sums: median relative error 2.3e-04 (fp16), 1.9e-03 (bf16), 5.4e-03 (serial fp16) "
-                "vs 2.8e-08 in fp32")
+    flags = (
+        "a sum accumulated in a float16/bfloat16 fragment or local (`T.reduce_sum` into a half-precision "
+        "output, `acc += x` in a loop)"
+    )
+    measured = (
+        "4096-value row sums: median relative error 2.3e-04 (fp16), 1.9e-03 (bf16), 5.4e-03 (serial fp16) "
+        "vs 2.8e-08 in fp32"
+    )
     fix = "Accumulate in float32 (`T.alloc_fragment(..., T.float32)`) and cast once when writing the result"
 
     def check(self, ctx: RuleContext) -> None:
@@ -140,18 +150,30 @@ class LowPrecisionAccumulation(Rule):
             if isinstance(op, Reduce) and op.kind in SUM_REDUCTIONS and op.line:
                 buffer = ctx.facts.buffer(op.dst.buffer)
                 if _rounds(buffer, op.terms):
-                    self._report(ctx, op.line, buffer, RoundedSum(
-                        buffer.name, buffer.dtype, buffer.declared_line, op.terms, reduction=op.kind))
+                    self._report(
+                        ctx,
+                        op.line,
+                        buffer,
+                        RoundedSum(buffer.name, buffer.dtype, buffer.declared_line, op.terms, reduction=op.kind),
+                    )
         for store in ctx.facts.stores:
             if store.accumulates and store.line and store.repeats != 1:
                 buffer = ctx.facts.buffer(store.buffer)
                 if buffer.is_register and _rounds(buffer, store.repeats):
-                    self._report(ctx, store.line, buffer, RoundedSum(
-                        buffer.name, buffer.dtype, buffer.declared_line, store.repeats, statement=store.text))
+                    self._report(
+                        ctx,
+                        store.line,
+                        buffer,
+                        RoundedSum(
+                            buffer.name, buffer.dtype, buffer.declared_line, store.repeats, statement=store.text
+                        ),
+                    )
 
     def _report(self, ctx: RuleContext, line: int, buffer: Buffer, violation: RoundedSum) -> None:
         # the accumulator's declaration, and that of the buffer `<out>_clear` a reduction sums into
-        declarations = sorted(filter(None, (buffer.cuda_declaration, ctx.facts.cuda_declaration(f"{buffer.name}_clear"))))
+        declarations = sorted(
+            filter(None, (buffer.cuda_declaration, ctx.facts.cuda_declaration(f"{buffer.name}_clear")))
+        )
         ctx.report(line, violation, evidence=[f"CUDA: {text}" for _, text in declarations])
 
 

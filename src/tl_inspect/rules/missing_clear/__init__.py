@@ -6,24 +6,29 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.render import render
 from tl_inspect.analysis import initialization as access
 from tl_inspect.analysis.kernel import SHARED_SCOPES
-from tl_inspect.fixes import fix_from
 from tl_inspect.files.cst import call_name
+from tl_inspect.fixes import fix_from
 from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.render import render
 
-REDUCE_FIX = ("Initialise `{buffer}` before the first `T.{reduce}(..., clear=False)` with the reduction's "
-              "identity (`T.clear({buffer})` for a sum, `T.fill({buffer}, -T.infinity(dtype))` for a max), or drop "
-              "`clear=False`")
-READ_FIX = ("Initialise `{buffer}` before its first read with the value the first iteration expects: "
-            "`T.fill({buffer}, -T.infinity(dtype))` for a running max, `T.clear({buffer})` for a running sum, "
-            "or a `T.copy` into it")
-SHARED_FIX = ("Zero the shared accumulator before the first atomic add or `+=`: `T.clear({buffer})`, or a store "
-              "of 0 by one thread (`if tk == 0: {buffer}[tn] = 0`) ahead of the accumulation")
+REDUCE_FIX = (
+    "Initialise `{buffer}` before the first `T.{reduce}(..., clear=False)` with the reduction's "
+    "identity (`T.clear({buffer})` for a sum, `T.fill({buffer}, -T.infinity(dtype))` for a max), or drop "
+    "`clear=False`"
+)
+READ_FIX = (
+    "Initialise `{buffer}` before its first read with the value the first iteration expects: "
+    "`T.fill({buffer}, -T.infinity(dtype))` for a running max, `T.clear({buffer})` for a running sum, "
+    "or a `T.copy` into it"
+)
+SHARED_FIX = (
+    "Zero the shared accumulator before the first atomic add or `+=`: `T.clear({buffer})`, or a store "
+    "of 0 by one thread (`if tk == 0: {buffer}[tn] = 0`) ahead of the accumulation"
+)
 
 
 @dataclass(frozen=True)
@@ -37,9 +42,11 @@ class UninitialisedRead(Violation):
     declared_line: int | None
 
     def message(self) -> str:
-        return (f"`{self.buffer}` is read by {_reader(self.operation, self.statement)} before anything writes it: "
-                f"the {_kind(self.scope)}{_declared(self.declared_line)} starts uninitialised, so the read returns "
-                f"garbage")
+        return (
+            f"`{self.buffer}` is read by {_reader(self.operation, self.statement)} before anything writes it: "
+            f"the {_kind(self.scope)}{_declared(self.declared_line)} starts uninitialised, so the read returns "
+            f"garbage"
+        )
 
     def fix_title(self) -> str:
         return READ_FIX.format(buffer=self.buffer)
@@ -58,10 +65,14 @@ class UninitialisedAccumulation(Violation):
     def message(self) -> str:
         what, declared = _accumulator(self.operation, self.statement), _declared(self.declared_line)
         if self.scope in SHARED_SCOPES:
-            return (f"{what} shared buffer `{self.buffer}`{declared} before anything writes it: shared memory "
-                    f"starts uninitialised, so the accumulation starts from garbage")
-        return (f"{what} {_kind(self.scope)} `{self.buffer}`{declared} before anything writes it: "
-                f"the registers start uninitialised, so the accumulation starts from garbage")
+            return (
+                f"{what} shared buffer `{self.buffer}`{declared} before anything writes it: shared memory "
+                f"starts uninitialised, so the accumulation starts from garbage"
+            )
+        return (
+            f"{what} {_kind(self.scope)} `{self.buffer}`{declared} before anything writes it: "
+            f"the registers start uninitialised, so the accumulation starts from garbage"
+        )
 
     def fix_title(self) -> str | None:
         if self.scope in SHARED_SCOPES:
@@ -87,8 +98,9 @@ class UninitialisedAccumulation(Violation):
         if allocation is None:
             return None
         language = source.code(allocation.func.value)  # the user's alias of tilelang.language, `T`
-        dtypes = [a.value for i, a in enumerate(allocation.args)
-                  if (a.keyword.value == "dtype" if a.keyword else i == 1)]
+        dtypes = [
+            a.value for i, a in enumerate(allocation.args) if (a.keyword.value == "dtype" if a.keyword else i == 1)
+        ]
         if identity == "0":
             call = f"{language}.clear({self.buffer})"
         elif dtypes:
@@ -176,11 +188,15 @@ class MissingClear(Rule):
     code = "TLV004"
     slug = "missing-clear"
     severity = "error"
-    flags = ("a fragment or local buffer read or accumulated into (`+=`, `T.gemm`, `T.reduce_*(clear=False)`) "
-             "before anything initialises it, or a shared buffer whose first access is an atomic add")
+    flags = (
+        "a fragment or local buffer read or accumulated into (`+=`, `T.gemm`, `T.reduce_*(clear=False)`) "
+        "before anything initialises it, or a shared buffer whose first access is an atomic add"
+    )
     measured = "3157 of 16384 outputs wrong"
-    fix = ("Initialise the accumulator first: `T.clear(acc)` or `T.fill(acc, 0)`, or `clear_accum=True` on "
-           "the first `T.gemm`")
+    fix = (
+        "Initialise the accumulator first: `T.clear(acc)` or `T.fill(acc, 0)`, or `clear_accum=True` on "
+        "the first `T.gemm`"
+    )
 
     def check(self, ctx: RuleContext) -> None:
         for first in ctx.facts.uninitialised_reads.values():
@@ -193,8 +209,11 @@ class MissingClear(Rule):
                 evidence.append(f"CUDA: {buffer.cuda_declaration[1]}")
             if any(f"`{buffer.name}` is read before anything writes it" in w for w in ctx.kernel.warnings):
                 evidence.append(f"tilelang VerifyBufferInit: `{buffer.name}` is read before anything writes it")
-            ctx.report(first.line, violation(buffer.name, first.form, first.statement, buffer.scope,
-                                             buffer.declared_line), evidence=evidence)
+            ctx.report(
+                first.line,
+                violation(buffer.name, first.form, first.statement, buffer.scope, buffer.declared_line),
+                evidence=evidence,
+            )
 
 
 def _clearing_gemm(source, line: int) -> str | None:
@@ -209,8 +228,11 @@ def _clearing_gemm(source, line: int) -> str | None:
     given = next((a for a in call.args if a.keyword and a.keyword.value == "clear_accum"), None)
     if given is not None:  # `clear_accum=False`: its value made True where it stands
         return source.replaced(given, given.with_changes(value=cst.Name("True")))
-    flag = cst.Arg(cst.Name("True"), keyword=cst.Name("clear_accum"), equal=cst.AssignEqual(
-        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    flag = cst.Arg(
+        cst.Name("True"),
+        keyword=cst.Name("clear_accum"),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
     args = list(call.args)
     args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return source.replaced(call, call.with_changes(args=[*args, flag]))
@@ -221,15 +243,27 @@ def _identity(operation: str, statement: str) -> str | None:
     is not a sum, a max or a min (`s[i] = s[i] * a + b` starts from whatever its algorithm says)."""
     if operation == access.TARGET and "+=" in statement or operation == access.GEMM or statement == "atomic_add":
         return "0"
-    return {"reduce_sum": "0", "reduce_abssum": "0", "reduce_max": "-{T}.infinity({dtype})",
-            "reduce_absmax": "0", "reduce_min": "{T}.infinity({dtype})"}.get(statement) \
-        if operation == access.REDUCE else None
+    return (
+        {
+            "reduce_sum": "0",
+            "reduce_abssum": "0",
+            "reduce_max": "-{T}.infinity({dtype})",
+            "reduce_absmax": "0",
+            "reduce_min": "{T}.infinity({dtype})",
+        }.get(statement)
+        if operation == access.REDUCE
+        else None
+    )
 
 
 def _allocation(statement, buffer: str):
     """The `T.alloc_*(shape, dtype)` call of `buffer = T.alloc_*(...)`, else None."""
-    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1
-            and isinstance(statement.targets[0].target, cst.Name) and statement.targets[0].target.value == buffer):
+    if not (
+        isinstance(statement, cst.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0].target, cst.Name)
+        and statement.targets[0].target.value == buffer
+    ):
         return None
     call = statement.value
     if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call_name(call).startswith("alloc_"):

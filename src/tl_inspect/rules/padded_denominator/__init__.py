@@ -10,12 +10,11 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-
-from tl_inspect.tir.render import render
 from tl_inspect.fixes import fix_from
 from tl_inspect.model import SAFE, Fix
 from tl_inspect.rules.base import Rule, RuleContext, Violation
-from tl_inspect.rules.padded_denominator.flow import Padding, PaddingFlow, Division
+from tl_inspect.rules.padded_denominator.flow import Division, Padding, PaddingFlow
+from tl_inspect.tir.render import render
 
 PADDED_NAME = re.compile(r"pad", re.IGNORECASE)
 UNPADDED_NAME = re.compile(r"(un|non_?|no_?)pad", re.IGNORECASE)
@@ -111,8 +110,10 @@ class DividedByPaddedLength(Violation):
     written: str = ""  # the denominator as the user wrote it, `BLOCK_N`
 
     def message(self) -> str:
-        return (f"{_sum_over(self.sums)} is divided by {self.length}, the padded length, but "
-                f"{self.padding.describe()}; the padding adds zeros to the sum, not to the count")
+        return (
+            f"{_sum_over(self.sums)} is divided by {self.length}, the padded length, but "
+            f"{self.padding.describe()}; the padding adds zeros to the sum, not to the count"
+        )
 
     def named(self, source, line: int) -> DividedByPaddedLength:
         if self.padding.true is None:
@@ -120,8 +121,9 @@ class DividedByPaddedLength(Violation):
         else:
             name = _name_of(source, line, self.padding.true)
         denominator = _denominator(source, line)
-        return dataclasses.replace(self, true_name=name or "",
-                                   written=source.code(denominator) if denominator is not None else "")
+        return dataclasses.replace(
+            self, true_name=name or "", written=source.code(denominator) if denominator is not None else ""
+        )
 
     def fix_title(self) -> str:
         true = self.true_name or (self.padding.limit if self.padding.true is None else str(self.padding.true))
@@ -161,8 +163,11 @@ def _divide_by(true: str, padded) -> str:
 
 def _denominator(source, line: int):
     """The denominator of the first division on `line` (as the rule finds them: `_Collector`)."""
-    rights = [n.right for n in source.nodes(cst.BinaryOperation)
-              if isinstance(n.operator, cst.Divide) and source.start(n.right) == line]
+    rights = [
+        n.right
+        for n in source.nodes(cst.BinaryOperation)
+        if isinstance(n.operator, cst.Divide) and source.start(n.right) == line
+    ]
     return min(rights, key=lambda n: source.positions[n].start.column, default=None)
 
 
@@ -187,8 +192,9 @@ def _name_of(source, line: int, value: int) -> str | None:
                     for target in small.targets:
                         names.update(_bound(target.target, small.value, value))
         if isinstance(scope, cst.FunctionDef):
-            names.update(p.name.value for p in scope.params.params
-                         if p.default is not None and _integer(p.default) == value)
+            names.update(
+                p.name.value for p in scope.params.params if p.default is not None and _integer(p.default) == value
+            )
     return names.pop() if len(names) == 1 else None
 
 
@@ -322,8 +328,11 @@ def _rounds_to(quotient, factor) -> bool:
         return name in ROUND_UP_CALLS and _code(quotient.args[1].value) == _code(factor)
     if isinstance(quotient, cst.Call) and len(quotient.args) == 1 and _call_name(quotient) == "ceil":
         inner = quotient.args[0].value
-        return (isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide)
-                and _code(inner.right) == _code(factor))
+        return (
+            isinstance(inner, cst.BinaryOperation)
+            and isinstance(inner.operator, cst.Divide)
+            and _code(inner.right) == _code(factor)
+        )
     if isinstance(quotient, cst.BinaryOperation) and isinstance(quotient.operator, cst.FloorDivide):
         return _code(quotient.right) == _code(factor) and "-" in _code(quotient.left)
     return False

@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tl_inspect.tir import nodes as ir
-
 from tl_inspect.tir.evaluate import evaluate, substitute
-
-from tl_inspect.tir.render import render
 from tl_inspect.tir.indexing import affine, coefficient, select_conds
+from tl_inspect.tir.render import render
 
 SUM_REDUCTIONS = ("sum", "abssum")
 # `T.reduce_*` arguments: tl.tileop.reduce(src, dst, type, dim, clear)
@@ -93,8 +91,7 @@ class PaddingFlow:
                     shared = ir.vars_of(src_index) & ir.vars_of(index) & set(extents)
                     if shared:
                         target.update(self.padded_dims.get((load[1], src_dim), ()))
-        accumulates = value[0] == "add" and any(
-            side[0] == "load" and side[1] == stmt.buffer for side in value[1:3])
+        accumulates = value[0] == "add" and any(side[0] == "load" and side[1] == stmt.buffer for side in value[1:3])
         if accumulates:
             block_extents = {v: extents[v] for v in _in_block(extents, ancestors)}
             self._accumulate(stmt.buffer, indices, loads, masks, block_extents)
@@ -175,9 +172,16 @@ class PaddingFlow:
             else:
                 continue
             length = _constant_length(denominator)
-            self.divisions.append(Division(
-                line=line, expr=node, numerator=numerator, denominator=denominator, length=length,
-                rounded_up=_is_rounded_up(denominator)))
+            self.divisions.append(
+                Division(
+                    line=line,
+                    expr=node,
+                    numerator=numerator,
+                    denominator=denominator,
+                    length=length,
+                    rounded_up=_is_rounded_up(denominator),
+                )
+            )
 
 
 def _extents(ancestors) -> dict:
@@ -289,7 +293,11 @@ def _is_rounded_up(expr) -> bool:
             continue
         for quotient, factor in ((node[1], node[2]), (node[2], node[1])):
             quotient = ir.uncast(quotient)
-            if (quotient[0] == "floordiv" and ir.int_value(factor) is not None
-                    and quotient[2] == factor and ir.vars_of(quotient[1])):
+            if (
+                quotient[0] == "floordiv"
+                and ir.int_value(factor) is not None
+                and quotient[2] == factor
+                and ir.vars_of(quotient[1])
+            ):
                 return True
     return False

@@ -19,9 +19,11 @@ class ReducedSharedTile(Violation):
 
     def message(self) -> str:
         declared = f" (declared on line {self.declared_line})" if self.declared_line else ""
-        return (f"`T.reduce_*` reads the shared tile `{self.buffer}`{declared}, which only the `T.copy` on line "
-                f"{self.copy_line} fills: tilelang copies it into a fragment `{self.buffer}_frag` before reducing, "
-                f"a second trip through shared memory")
+        return (
+            f"`T.reduce_*` reads the shared tile `{self.buffer}`{declared}, which only the `T.copy` on line "
+            f"{self.copy_line} fills: tilelang copies it into a fragment `{self.buffer}_frag` before reducing, "
+            f"a second trip through shared memory"
+        )
 
 
 class ReduceFromShared(Rule):
@@ -63,8 +65,9 @@ class ReduceFromShared(Rule):
     code = "TLV010"
     slug = "reduce-from-shared"
     severity = "warning"
-    flags = ("a `T.reduce_*` reading a shared tile that only exists to feed it (tilelang copies it into a fragment "
-             "first)")
+    flags = (
+        "a `T.reduce_*` reading a shared tile that only exists to feed it (tilelang copies it into a fragment first)"
+    )
     measured = "row sum 1925 vs 2137 GB/s (1.11x)"
     fix = "`T.copy` the tile from global memory straight into a fragment and reduce the fragment"
 
@@ -91,5 +94,8 @@ class ReduceFromShared(Rule):
                 continue
             if reads[0][2]:
                 declaration = ctx.facts.cuda_declaration(fragment)
-                ctx.report(reads[0][2], ReducedSharedTile(name, buffer.declared_line, fills[0]),
-                           evidence=[f"CUDA: {declaration[1]}"] if declaration else [])
+                ctx.report(
+                    reads[0][2],
+                    ReducedSharedTile(name, buffer.declared_line, fills[0]),
+                    evidence=[f"CUDA: {declaration[1]}"] if declaration else [],
+                )

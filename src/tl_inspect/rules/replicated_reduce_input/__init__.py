@@ -62,14 +62,19 @@ class ReplicatedReduceInput(Rule):
     code = "TLV009"
     slug = "replicated-reduce-input"
     severity = "warning"
-    flags = ("the tile a `T.reduce_*` reads has a layout replicated across threads (norm kernels on non-power-of-2 "
-             "rows with `block_m > 1`)")
+    flags = (
+        "the tile a `T.reduce_*` reads has a layout replicated across threads (norm kernels on non-power-of-2 "
+        "rows with `block_m > 1`)"
+    )
     measured = "RMSNorm 16384x1152: 208 vs 1734 GB/s (8.3x)"
     fix = "Reduce one row per block (`block_m = 1`), or pad rows to a length the thread count splits evenly"
 
     def check(self, ctx: RuleContext) -> None:
-        fragments = {layout.name: layout for layout in ctx.kernel.layouts
-                     if layout.kind == "buffer" and layout.layout_type == "Fragment"}
+        fragments = {
+            layout.name: layout
+            for layout in ctx.kernel.layouts
+            if layout.kind == "buffer" and layout.layout_type == "Fragment"
+        }
         reported: set[str] = set()
         for reduce in ctx.facts.tile_ops:
             if not isinstance(reduce, Reduce) or not reduce.line:
@@ -78,13 +83,28 @@ class ReplicatedReduceInput(Rule):
             layout = fragments.get(source)
             if layout is None or source in reported or not _collapsed(layout) or not layout.line:
                 continue
-            alike = [other.name for other in fragments.values() if other.name != source and _collapsed(other)
-                     and (other.thread, other.replicate) == (layout.thread, layout.replicate)]
+            alike = [
+                other.name
+                for other in fragments.values()
+                if other.name != source
+                and _collapsed(other)
+                and (other.thread, other.replicate) == (layout.thread, layout.replicate)
+            ]
             # one finding per replicated layout: a layer norm reduces both `x` and `x * x`
             reported.update([source, *alike])
-            ctx.report(layout.line, ReplicatedTile(source, layout.input_shape, reduce_line, layout.replicate,
-                                                   layout.thread_size, _per_thread(layout), tuple(alike)),
-                       evidence=[f"layout: {_describe(layout)}"])
+            ctx.report(
+                layout.line,
+                ReplicatedTile(
+                    source,
+                    layout.input_shape,
+                    reduce_line,
+                    layout.replicate,
+                    layout.thread_size,
+                    _per_thread(layout),
+                    tuple(alike),
+                ),
+                evidence=[f"layout: {_describe(layout)}"],
+            )
 
 
 @dataclass(frozen=True)
@@ -98,11 +118,17 @@ class ReplicatedTile(Violation):
     alike: tuple  # other fragments with the same replicated layout
 
     def message(self) -> str:
-        also = (f"; `{'`, `'.join(self.alike)}` {'shares' if len(self.alike) == 1 else 'share'} the layout"
-                if self.alike else "")
-        return (f"`{self.buffer}` {_shape(self.shape)}, the input of the `T.reduce_*` on line {self.reduce_line}, "
-                f"is replicated on {self.replicate} threads: each of the {self.threads} threads holds "
-                f"{self.per_thread} elements, whole rows that {self.replicate} threads load and compute alike{also}")
+        also = (
+            f"; `{'`, `'.join(self.alike)}` {'shares' if len(self.alike) == 1 else 'share'} the layout"
+            if self.alike
+            else ""
+        )
+        return (
+            f"`{self.buffer}` {_shape(self.shape)}, the input of the `T.reduce_*` on line {self.reduce_line}, "
+            f"is replicated on {self.replicate} threads: each of the {self.threads} threads holds "
+            f"{self.per_thread} elements, whole rows that {self.replicate} threads load and compute alike{also}"
+        )
+
 
 def _collapsed(layout: Layout) -> bool:
     return layout.replicate > 1 and _per_thread(layout) >= MIN_ELEMENTS_PER_THREAD
@@ -117,5 +143,7 @@ def _shape(shape: tuple) -> str:
 
 
 def _describe(layout: Layout) -> str:
-    return (f"Fragment {_shape(layout.input_shape)} -> {_shape(layout.output_shape)} per thread, thread "
-            f"`{layout.thread}`, replicate {layout.replicate}")
+    return (
+        f"Fragment {_shape(layout.input_shape)} -> {_shape(layout.output_shape)} per thread, thread "
+        f"`{layout.thread}`, replicate {layout.replicate}"
+    )

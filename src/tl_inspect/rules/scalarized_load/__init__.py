@@ -70,13 +70,28 @@ class ScalarizedLoad(VerdictRule):
     code = "TLV001"
     slug = "scalarized-load"
     severity = "warning"
-    flags = ("a global access that costs the kernel 1.10x or more, with its cause proven by rebuilding the kernel "
-             "without it: one or two elements per thread, a transposed walk, rows or offsets off the vector "
-             "boundary, a per-thread `T.serial` loop, a layout fixed by `T.annotate_layout`; never vector width "
-             "alone")
-    measured = ("KV-cache store with neighbouring threads 32 KiB apart 6.59x; `T.serial(8)` per thread 4.08x; one "
-                "element per thread 2.01x; rows of 4095 fp16 1.22x; 64-bit, fp8 64-bit and 32-bit coalesced "
-                "accesses 1.00-1.01x (not reported)")
+    flags = (
+        "a global access that costs the kernel 1.10x or more, with its cause proven by rebuilding the kernel "
+        "without it: one or two elements per thread, a transposed walk, rows or offsets off the vector "
+        "boundary, a per-thread `T.serial` loop, a layout fixed by `T.annotate_layout`; never vector width "
+        "alone"
+    )
+    measured = (
+        "KV-cache store with neighbouring threads 32 KiB apart 6.59x; `T.serial(8)` per thread 4.08x; one "
+        "element per thread 2.01x; rows of 4095 fp16 1.22x; 64-bit, fp8 64-bit and 32-bit coalesced "
+        "accesses 1.00-1.01x (not reported)"
+    )
     fix = "Give each thread contiguous, 16-byte aligned elements, with neighbouring threads on neighbouring ones"
-    reports_causes = ("few-per-thread", "transposed", "misaligned-offset", "misaligned-rows", "serial-loop",
-                      "annotated-layout", "fragment-layout", "interleaved", "non-affine", "lone-thread", "row-per-thread")
+    reports_causes = (
+        "few-per-thread",
+        "transposed",
+        "misaligned-offset",
+        "misaligned-rows",
+        "serial-loop",
+        "annotated-layout",
+        "fragment-layout",
+        "interleaved",
+        "non-affine",
+        "lone-thread",
+        "row-per-thread",
+    )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
 
 SEQUENTIAL = ("serial", "unrolled")
 
@@ -21,11 +21,13 @@ class SerialFragmentStore(Violation):
     loop_kind: str
 
     def message(self) -> str:
-        return (f"`{self.fragment}` is a fragment spread across the block's threads, but this store reads it at an "
-                f"index of the {self.loop_kind} loop variable `{self.loop_var}`, which every thread runs in full: "
-                f"tilelang lowers the read to each thread's own element and lets every thread whose element "
-                f"comes at or before the cell store into `{self.dst}`, so the cells race and hold another "
-                f"thread's value (tilelang #2396)")
+        return (
+            f"`{self.fragment}` is a fragment spread across the block's threads, but this store reads it at an "
+            f"index of the {self.loop_kind} loop variable `{self.loop_var}`, which every thread runs in full: "
+            f"tilelang lowers the read to each thread's own element and lets every thread whose element "
+            f"comes at or before the cell store into `{self.dst}`, so the cells race and hold another "
+            f"thread's value (tilelang #2396)"
+        )
 
 
 class SerialFragmentStoreRule(Rule):
@@ -71,10 +73,15 @@ class SerialFragmentStoreRule(Rule):
     code = "TLV023"
     slug = "serial-fragment-store"
     severity = "error"
-    flags = ("a fragment read at a `T.serial`/`T.grid` index and stored to memory: every thread stores its own "
-             "element over the cells, which race (tilelang #2396)")
+    flags = (
+        "a fragment read at a `T.serial`/`T.grid` index and stored to memory: every thread stores its own "
+        "element over the cells, which race (tilelang #2396)"
+    )
     measured = "127 of 128 outputs wrong on an H200"
-    fix = "Write the fragment out with `T.Parallel` (or `T.copy(fragment, dst)`), whose iterations map to the owning threads"
+    fix = (
+        "Write the fragment out with `T.Parallel` (or `T.copy(fragment, dst)`), whose iterations map to the owning "
+        "threads"
+    )
 
     def check(self, ctx: RuleContext) -> None:
         facts = ctx.facts

@@ -27,13 +27,17 @@ class BankConflict(Violation):
         lanes = _lanes_text(self.colliding)
         bank = self.banks[self.colliding[0]] if self.colliding else 0
         stride = f", neighbouring lanes {byte_count(self.lane_stride)} apart" if self.lane_stride else ""
-        return (f"The `{self.buffer}` {self.kind} in shared memory is a {self.degree}-way bank conflict: {lanes} of "
-                f"one warp land in bank {bank}{stride}, so the request takes {self.degree} passes where one would do")
+        return (
+            f"The `{self.buffer}` {self.kind} in shared memory is a {self.degree}-way bank conflict: {lanes} of "
+            f"one warp land in bank {bank}{stride}, so the request takes {self.degree} passes where one would do"
+        )
 
     def fix_title(self) -> str:
         row = f" (`{self.row + 1}` elements instead of `{self.row}`)" if self.row else ""
-        return (f"pad each row of `{self.buffer}` by one element{row}, so that each row starts one bank further, "
-                f"or XOR-swizzle its column index with its row index on both the write and the read")
+        return (
+            f"pad each row of `{self.buffer}` by one element{row}, so that each row starts one bank further, "
+            f"or XOR-swizzle its column index with its row index on both the write and the read"
+        )
 
 
 def _lanes_text(lanes: tuple) -> str:
@@ -115,14 +119,27 @@ class SharedBankConflict(Rule):
                 continue
             reported.add(key)
             info = ctx.facts.buffer(access.buffer)
-            row = info.shape[-1] if info is not None and len(info.shape) >= 2 and isinstance(info.shape[-1], int) \
+            row = (
+                info.shape[-1]
+                if info is not None and len(info.shape) >= 2 and isinstance(info.shape[-1], int)
                 else None
-            ctx.report(access.line,
-                       BankConflict(access.kind, access.buffer, round(access.degree), access.banks, access.colliding,
-                                    access.lane_stride_bytes, row, access.dtype),
-                       cuda_lines=access.cuda_lines or None,
-                       evidence=[f"proof: rebuilt with {access.proof_change}: {access.wavefronts} passes -> "
-                                 f"{access.proof_wavefronts}",
-                                 f"banks of lanes 0-{len(access.banks) - 1}: "
-                                 + " ".join(str(b) for b in access.banks)])
-
+            )
+            ctx.report(
+                access.line,
+                BankConflict(
+                    access.kind,
+                    access.buffer,
+                    round(access.degree),
+                    access.banks,
+                    access.colliding,
+                    access.lane_stride_bytes,
+                    row,
+                    access.dtype,
+                ),
+                cuda_lines=access.cuda_lines or None,
+                evidence=[
+                    f"proof: rebuilt with {access.proof_change}: {access.wavefronts} passes -> "
+                    f"{access.proof_wavefronts}",
+                    f"banks of lanes 0-{len(access.banks) - 1}: " + " ".join(str(b) for b in access.banks),
+                ],
+            )

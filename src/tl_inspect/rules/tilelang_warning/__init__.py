@@ -6,16 +6,20 @@ import os
 import re
 from dataclasses import dataclass
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis.initialization import WRITE
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
 
 # tl.LegalizeVectorizedLoop (src/transform/legalize_vectorized_loop.cc)
-SERIAL_FALLBACK = re.compile(r"T\.vectorized loop over `(?P<var>\w+)` with extent (?P<extent>\d+) is lowered as "
-                             r"a serial loop")
+SERIAL_FALLBACK = re.compile(
+    r"T\.vectorized loop over `(?P<var>\w+)` with extent (?P<extent>\d+) is lowered as "
+    r"a serial loop"
+)
 # tl.VerifyBufferInit (src/transform/verify_buffer_init.cc); the location only when a statement has a span
-READ_BEFORE_INIT = re.compile(r"\[\d+\] `(?P<buffer>\w+)` is read before anything writes it"
-                              r"(?:\n\s+--> (?P<file>.+?):(?P<line>\d+):\d+)?")
+READ_BEFORE_INIT = re.compile(
+    r"\[\d+\] `(?P<buffer>\w+)` is read before anything writes it"
+    r"(?:\n\s+--> (?P<file>.+?):(?P<line>\d+):\d+)?"
+)
 
 
 @dataclass(frozen=True)
@@ -26,8 +30,10 @@ class SerialVectorizedLoop(Violation):
     extent: int
 
     def message(self) -> str:
-        return (f"tilelang lowers this `T.vectorized` loop over `{self.var}` as a serial loop: it found no "
-                f"vectorization plan for it (a scalar accumulator updated inside the loop is the usual cause)")
+        return (
+            f"tilelang lowers this `T.vectorized` loop over `{self.var}` as a serial loop: it found no "
+            f"vectorization plan for it (a scalar accumulator updated inside the loop is the usual cause)"
+        )
 
     def fix_title(self) -> str:
         return "Load into a local buffer under `T.vectorized`, then accumulate in a `T.serial` or `T.unroll` loop"
@@ -40,12 +46,16 @@ class SharedReadBeforeInit(Violation):
     buffer: str
 
     def message(self) -> str:
-        return (f"tilelang reports that `{self.buffer}` is read before anything writes it (its own check, "
-                f"tl.VerifyBufferInit)")
+        return (
+            f"tilelang reports that `{self.buffer}` is read before anything writes it (its own check, "
+            f"tl.VerifyBufferInit)"
+        )
 
     def fix_title(self) -> str:
-        return (f"Initialise `{self.buffer}` before its first read (`T.clear`, `T.fill` or a `T.copy` into it), or "
-                f"confirm that the read cannot happen first")
+        return (
+            f"Initialise `{self.buffer}` before its first read (`T.clear`, `T.fill` or a `T.copy` into it), or "
+            f"confirm that the read cannot happen first"
+        )
 
 
 class TilelangWarning(Rule):
@@ -100,8 +110,10 @@ class TilelangWarning(Rule):
     code = "TLV008"
     slug = "tilelang-warning"
     severity = "info"
-    flags = ("tilelang's own compile-time warnings at the user's line: a `T.vectorized` loop lowered serially, a "
-             "shared buffer read before anything writes it")
+    flags = (
+        "tilelang's own compile-time warnings at the user's line: a `T.vectorized` loop lowered serially, a "
+        "shared buffer read before anything writes it"
+    )
     measured = "serial `T.vectorized(8)` sum 1.04x"
     default = False
     fix = "Follow tilelang's advice in the message"
@@ -110,8 +122,17 @@ class TilelangWarning(Rule):
         for warning in ctx.kernel.warnings:
             for match in SERIAL_FALLBACK.finditer(warning):
                 var, extent = match.group("var"), int(match.group("extent"))
-                line = next((loop.line for loop in ctx.facts.loops if loop.kind == "vectorized" and loop.var == var
-                             and ir.int_value(loop.extent) == extent and loop.line), None)
+                line = next(
+                    (
+                        loop.line
+                        for loop in ctx.facts.loops
+                        if loop.kind == "vectorized"
+                        and loop.var == var
+                        and ir.int_value(loop.extent) == extent
+                        and loop.line
+                    ),
+                    None,
+                )
                 if line:
                     ctx.report(line, SerialVectorizedLoop(var, extent), evidence=[_first_line(warning)])
             for match in READ_BEFORE_INIT.finditer(warning):
@@ -123,10 +144,12 @@ class TilelangWarning(Rule):
                 if buffer is None or not buffer.is_shared or buffer.name in ctx.facts.uninitialised_reads:
                     continue
                 line = _user_line(ctx, match) or next(
-                    (a.line for a in ctx.facts.buffer_accesses if a.buffer == buffer.name and a.access != WRITE), None)
+                    (a.line for a in ctx.facts.buffer_accesses if a.buffer == buffer.name and a.access != WRITE), None
+                )
                 if line:
-                    ctx.report(line, SharedReadBeforeInit(buffer.name),
-                               evidence=[f"tilelang: {match.group(0).strip()}"])
+                    ctx.report(
+                        line, SharedReadBeforeInit(buffer.name), evidence=[f"tilelang: {match.group(0).strip()}"]
+                    )
 
 
 def _user_line(ctx: RuleContext, match) -> int | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tl_inspect.tir import nodes as ir
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
 
 
 @dataclass(frozen=True)
@@ -21,10 +21,12 @@ class TruncatedLoop(Violation):
     def message(self) -> str:
         size = " x ".join(map(str, self.extent))
         kept = " x ".join(map(str, self.covered))
-        return (f"This `T.Parallel` loop has {size} iterations but tilelang laid it out for {kept}: the layout "
-                f"of {', '.join(f'`{f}`' for f in self.fragments)}, fixed by a smaller loop over the same fragment, "
-                f"gates it to the first {kept}, and the other {math.prod(self.extent) - math.prod(self.covered)} "
-                f"iterations are silently dropped (tilelang #2957)")
+        return (
+            f"This `T.Parallel` loop has {size} iterations but tilelang laid it out for {kept}: the layout "
+            f"of {', '.join(f'`{f}`' for f in self.fragments)}, fixed by a smaller loop over the same fragment, "
+            f"gates it to the first {kept}, and the other {math.prod(self.extent) - math.prod(self.covered)} "
+            f"iterations are silently dropped (tilelang #2957)"
+        )
 
 
 class TruncatedFragmentLoop(Rule):
@@ -74,8 +76,10 @@ class TruncatedFragmentLoop(Rule):
     code = "TLV021"
     slug = "truncated-fragment-loop"
     severity = "error"
-    flags = ("a `T.Parallel` loop whose inferred layout covers fewer iterations than it has, because a smaller loop "
-             "fixed its fragment's layout: the rest are silently dropped (tilelang #2957)")
+    flags = (
+        "a `T.Parallel` loop whose inferred layout covers fewer iterations than it has, because a smaller loop "
+        "fixed its fragment's layout: the rest are silently dropped (tilelang #2957)"
+    )
     measured = "156 of 256 outputs wrong on an H200"
     fix = "Give every `T.Parallel` loop over the fragment the same extent (guard the smaller one with `T.if_then_else`)"
 

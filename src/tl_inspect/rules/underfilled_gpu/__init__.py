@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect.gpu import cost_table
 from tl_inspect.analysis.cost import COSTLY
 from tl_inspect.analysis.estimate import STATIC
 from tl_inspect.causes import kind_of
+from tl_inspect.gpu import cost_table
 from tl_inspect.model import Cause, Cost, Gain
 from tl_inspect.rules.base import Rule, RuleContext, Violation
 
@@ -27,15 +27,19 @@ class IdleSms(Violation):
 
     def message(self) -> str:
         working = round(100 * self.blocks / self.sms)
-        return (f"The launch runs {self.blocks} block{'s' if self.blocks != 1 else ''} of {self.threads} threads on "
-                f"the {self.sms} SMs of an {self.gpu}: {self.sms - self.blocks} SMs have nothing to do ({working} % "
-                f"of the GPU works), so the launch takes about {self.time_us:.3g} us where a grid of {self.sms} "
-                f"blocks would take {self.filled_us:.3g} us")
+        return (
+            f"The launch runs {self.blocks} block{'s' if self.blocks != 1 else ''} of {self.threads} threads on "
+            f"the {self.sms} SMs of an {self.gpu}: {self.sms - self.blocks} SMs have nothing to do ({working} % "
+            f"of the GPU works), so the launch takes about {self.time_us:.3g} us where a grid of {self.sms} "
+            f"blocks would take {self.filled_us:.3g} us"
+        )
 
     def fix_title(self) -> str:
-        return (f"launch at least {self.sms} blocks: split the reduction across blocks (split-K, with the partial "
-                f"results combined after), give each block fewer rows or a smaller tile, or spread the "
-                f"{self.threads} threads' work over more blocks")
+        return (
+            f"launch at least {self.sms} blocks: split the reduction across blocks (split-K, with the partial "
+            f"results combined after), give each block fewer rows or a smaller tile, or spread the "
+            f"{self.threads} threads' work over more blocks"
+        )
 
 
 # a launch estimated under this many times the launch's own time is launch-bound whatever its grid: its idle
@@ -102,8 +106,10 @@ class UnderfilledGpu(Rule):
     code = "TLV012"
     slug = "underfilled-gpu"
     severity = "warning"
-    flags = ("a launch with fewer thread blocks than the GPU has SMs, where the same work over a block per SM is "
-             "estimated 1.10x faster or more")
+    flags = (
+        "a launch with fewer thread blocks than the GPU has SMs, where the same work over a block per SM is "
+        "estimated 1.10x faster or more"
+    )
     measured = "GEMM 256 x 256 x 8192 on 4 blocks: 56.9 us against a floor of 5.83 us (9.8x)"
     fix = "launch at least as many blocks as the GPU has SMs (split-K, smaller tiles, more blocks)"
     reports_causes = ("idle-sms",)
@@ -112,18 +118,37 @@ class UnderfilledGpu(Rule):
         ledger, estimate = ctx.kernel.ledger, ctx.kernel.estimate
         if ledger is None or estimate is None or estimate.filled_us is None or not estimate.time_us:
             return
-        gain = Gain(estimate.time_us, estimate.filled_us, estimate.floor_us, STATIC,
-                    Cause("idle-sms", threads=ledger.threads_launched),
-                    f"{ledger.blocks} blocks of {ledger.threads_launched} threads on {ledger.sms} SMs: estimated "
-                    f"{estimate.time_us:.4g} us, limited by {estimate.limited_by}; {estimate.filled_us:.4g} us with "
-                    f"the same work over {ledger.sms} blocks")
+        gain = Gain(
+            estimate.time_us,
+            estimate.filled_us,
+            estimate.floor_us,
+            STATIC,
+            Cause("idle-sms", threads=ledger.threads_launched),
+            f"{ledger.blocks} blocks of {ledger.threads_launched} threads on {ledger.sms} SMs: estimated "
+            f"{estimate.time_us:.4g} us, limited by {estimate.limited_by}; {estimate.filled_us:.4g} us with "
+            f"the same work over {ledger.sms} blocks",
+        )
         if gain.factor < COSTLY or estimate.gap is None or not _worth_a_launch(ctx.kernel, estimate):
             return
         # spreading its rows over the blocks' threads fills the GPU too, and gains more: that finding says so
-        if any(a.gain is not None and a.gain.evidence == STATIC and kind_of(a.gain.cause).restructures
-               and a.gain.factor >= gain.factor for a in ctx.kernel.accesses):
+        if any(
+            a.gain is not None
+            and a.gain.evidence == STATIC
+            and kind_of(a.gain.cause).restructures
+            and a.gain.factor >= gain.factor
+            for a in ctx.kernel.accesses
+        ):
             return
-        ctx.report(ctx.facts.kernel_line or ctx.kernel.line or 1,
-                   IdleSms(ledger.blocks, ledger.threads_launched, ledger.sms, ledger.peaks_of, estimate.time_us,
-                           estimate.filled_us),
-                   cost=Cost(estimate=round(gain.factor, 3), basis=gain.shows, table=ctx.kernel.cost_table), gain=gain)
+        ctx.report(
+            ctx.facts.kernel_line or ctx.kernel.line or 1,
+            IdleSms(
+                ledger.blocks,
+                ledger.threads_launched,
+                ledger.sms,
+                ledger.peaks_of,
+                estimate.time_us,
+                estimate.filled_us,
+            ),
+            cost=Cost(estimate=round(gain.factor, 3), basis=gain.shows, table=ctx.kernel.cost_table),
+            gain=gain,
+        )

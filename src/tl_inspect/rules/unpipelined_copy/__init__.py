@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tl_inspect.gpu import arch as gpu_arch
-from tl_inspect.tir import nodes as ir
 from tl_inspect.analysis.statements import Copy
+from tl_inspect.gpu import arch as gpu_arch
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
 
 # the transfer sizes `cp.async` accepts (tilelang's ptx_async_copy_injector: IsValidCPAsyncTransferBytes)
 CP_ASYNC_BYTES = (4, 8, 16)
@@ -27,10 +27,12 @@ class SynchronousCopy(Violation):
 
     def message(self) -> str:
         loop = f" on line {self.loop_line}" if self.loop_line else ""
-        return (f"The copy of `{self.src}` into the shared tile `{self.dst}` inside `T.Pipelined(..., num_stages="
-                f"{self.stages})`{loop} was lowered as synchronous loads: no cp.async and no TMA on {self.arch}, so "
-                f"every stage waits for its own load and the pipeline overlaps nothing for this operand. "
-                f"Why: {self.reason}")
+        return (
+            f"The copy of `{self.src}` into the shared tile `{self.dst}` inside `T.Pipelined(..., num_stages="
+            f"{self.stages})`{loop} was lowered as synchronous loads: no cp.async and no TMA on {self.arch}, so "
+            f"every stage waits for its own load and the pipeline overlaps nothing for this operand. "
+            f"Why: {self.reason}"
+        )
 
 
 class UnpipelinedCopy(Rule):
@@ -89,11 +91,15 @@ class UnpipelinedCopy(Rule):
     code = "TLV020"
     slug = "unpipelined-copy"
     severity = "warning"
-    flags = ("a copy into shared memory inside `T.Pipelined` that tilelang lowered as synchronous loads (no cp.async, "
-             "no TMA), with tilelang's reason: a dtype change, under 4 bytes per thread, a stride TMA refuses")
+    flags = (
+        "a copy into shared memory inside `T.Pipelined` that tilelang lowered as synchronous loads (no cp.async, "
+        "no TMA), with tilelang's reason: a dtype change, under 4 bytes per thread, a stride TMA refuses"
+    )
     measured = "4096² GEMM, K = 4095: 2.66x; fp32 A into an fp16 tile: 2.78x"
-    fix = ("Make the copy eligible: the same dtype in global memory and in the tile, and rows, tile widths and offsets "
-           "that are multiples of 16 bytes (pad the tensor)")
+    fix = (
+        "Make the copy eligible: the same dtype in global memory and in the tile, and rows, tile widths and offsets "
+        "that are multiples of 16 bytes (pad the tensor)"
+    )
 
     def check(self, ctx: RuleContext) -> None:
         for src, dst, loops, line in _copies(ctx):
@@ -104,12 +110,16 @@ class UnpipelinedCopy(Rule):
             if not loads or any(a.via for a in loads):
                 continue
             reason = _reason(ctx, src, dst, loads)
-            ctx.report(line, SynchronousCopy(src.name, dst.name, pipelined.stages, pipelined.line, ctx.kernel.arch,
-                                             reason),
-                       cuda_lines=sorted({c for a in loads for c in a.cuda_lines}),
-                       evidence=[f"CUDA: {ctx.kernel.source.splitlines()[c - 1].strip()}"
-                                 for c in sorted({c for a in loads for c in a.cuda_lines})[:1]
-                                 if c <= len(ctx.kernel.source.splitlines())])
+            ctx.report(
+                line,
+                SynchronousCopy(src.name, dst.name, pipelined.stages, pipelined.line, ctx.kernel.arch, reason),
+                cuda_lines=sorted({c for a in loads for c in a.cuda_lines}),
+                evidence=[
+                    f"CUDA: {ctx.kernel.source.splitlines()[c - 1].strip()}"
+                    for c in sorted({c for a in loads for c in a.cuda_lines})[:1]
+                    if c <= len(ctx.kernel.source.splitlines())
+                ],
+            )
 
 
 def _copies(ctx: RuleContext):
@@ -134,27 +144,35 @@ def _copies(ctx: RuleContext):
 
 def _reason(ctx: RuleContext, src, dst, loads) -> str:
     if src.dtype != dst.dtype:
-        return (f"`{src.name}` is {src.dtype} and `{dst.name}` is {dst.dtype}; tilelang lowers only copies between "
-                f"equal dtypes to cp.async or TMA, a casting copy is loads, conversions and stores")
+        return (
+            f"`{src.name}` is {src.dtype} and `{dst.name}` is {dst.dtype}; tilelang lowers only copies between "
+            f"equal dtypes to cp.async or TMA, a casting copy is loads, conversions and stores"
+        )
     bits = max(a.bits for a in loads)
     element = ir.dtype_bits(src.dtype) // 8
     why = _misalignment(loads)
     if bits // 8 not in CP_ASYNC_BYTES and bits < 32:
-        return (f"each thread loads {bits // 8} byte{'s' if bits > 8 else ''} per instruction, and cp.async moves "
-                f"only {', '.join(map(str, CP_ASYNC_BYTES[:-1]))} or {CP_ASYNC_BYTES[-1]} bytes{why}")
+        return (
+            f"each thread loads {bits // 8} byte{'s' if bits > 8 else ''} per instruction, and cp.async moves "
+            f"only {', '.join(map(str, CP_ASYNC_BYTES[:-1]))} or {CP_ASYNC_BYTES[-1]} bytes{why}"
+        )
     if gpu_arch.of(ctx.kernel.arch).number >= 90:
         stride = _row_stride_bytes(src, element)
         if stride is not None and stride % 16:
-            return (f"TMA needs every global stride to be a multiple of 16 bytes and the rows of `{src.name}` are "
-                    f"{stride} bytes; on {ctx.kernel.arch} tilelang then falls back to {bits // 8}-byte synchronous "
-                    f"loads, not to cp.async{why}")
+            return (
+                f"TMA needs every global stride to be a multiple of 16 bytes and the rows of `{src.name}` are "
+                f"{stride} bytes; on {ctx.kernel.arch} tilelang then falls back to {bits // 8}-byte synchronous "
+                f"loads, not to cp.async{why}"
+            )
     return f"tilelang's copy lowering chose a normal copy ({bits // 8} bytes per thread per instruction){why}"
 
 
 def _misalignment(loads) -> str:
     cause = next((a.cause for a in loads if a.cause is not None), None)
     if cause is not None and cause.kind == "misaligned-rows" and cause.row:
-        return f" (rows of `{cause.buffer}` are {cause.row} elements, not a multiple of the {cause.width}-element vector)"
+        return (
+            f" (rows of `{cause.buffer}` are {cause.row} elements, not a multiple of the {cause.width}-element vector)"
+        )
     return ""
 
 
@@ -162,4 +180,3 @@ def _row_stride_bytes(buffer, element: int) -> int | None:
     if len(buffer.shape) < 2 or not all(isinstance(e, int) for e in buffer.shape[1:]):
         return None
     return math.prod(buffer.shape[1:][-1:]) * element
-

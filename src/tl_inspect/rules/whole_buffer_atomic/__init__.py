@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tl_inspect.tir import nodes as ir
-
-from tl_inspect.tir.render import render
 from tl_inspect.analysis.statements import AtomicAdd
 from tl_inspect.rules.base import Rule, RuleContext, Violation
+from tl_inspect.tir import nodes as ir
+from tl_inspect.tir.render import render
 
 
 @dataclass(frozen=True)
@@ -22,10 +21,12 @@ class WholeBufferAtomic(Violation):
     threads: int
 
     def message(self) -> str:
-        return (f"`T.{self.op}({self.dst}, {self.value})` with the whole buffer `{self.dst}` as destination and a "
-                f"value that differs per thread is lowered as a tile operation over `{self.dst}`'s elements: one "
-                f"thread per element updates it, with its own `{self.value}`, and the values of the other threads "
-                f"of the {self.threads} are dropped (tilelang #2959)")
+        return (
+            f"`T.{self.op}({self.dst}, {self.value})` with the whole buffer `{self.dst}` as destination and a "
+            f"value that differs per thread is lowered as a tile operation over `{self.dst}`'s elements: one "
+            f"thread per element updates it, with its own `{self.value}`, and the values of the other threads "
+            f"of the {self.threads} are dropped (tilelang #2959)"
+        )
 
     def fix_title(self) -> str:
         return f"Name the element: `T.{self.op}({self.dst}[0], {self.value})` is one atomic per thread"
@@ -71,8 +72,10 @@ class WholeBufferAtomicRule(Rule):
     code = "TLV022"
     slug = "whole-buffer-atomic"
     severity = "error"
-    flags = ("`T.atomic_add(Out, A[tid])`: a whole-buffer destination with a per-thread value, lowered so that only "
-             "thread 0 adds (tilelang #2959)")
+    flags = (
+        "`T.atomic_add(Out, A[tid])`: a whole-buffer destination with a per-thread value, lowered so that only "
+        "thread 0 adds (tilelang #2959)"
+    )
     measured = "sum of 1..128: 1 instead of 8256 on an H200"
     fix = "Name the element of the destination (`Out[0]`), so that every thread issues its own atomic"
 
