@@ -197,7 +197,7 @@ def test_verdicts_doc_causes_table_is_generated():
 
 
 def test_docs_list_every_cause_and_inherent_reason():
-    from tl_inspect.analysis.detection import INHERENT_REASONS
+    from tl_inspect.analysis.footprints import INHERENT_REASONS
     from tl_inspect.causes import KINDS
 
     with open(os.path.join(os.path.dirname(FIXTURES), "docs", "verdicts.md")) as f:

@@ -8,6 +8,7 @@
 * `initialization`: the def-use walk, which buffers each statement reads, accumulates into or writes;
 * `units`: the units the compiler vectorizes together (`T.Parallel` nests, `T.copy` regions,
   per-thread statements), with the bits each global access moves per block;
+* `footprints`: what one unit's iterations touch, and how many lanes each of its accesses could have;
 * `detection`: why one global access is narrower or less coalesced than its footprint allows, as
   structured `Cause` values of the kinds `tl_inspect.causes` declares, never prose;
 * `cost`: what an access costs, from the cost table it is given (the H200's ships), and its weight in

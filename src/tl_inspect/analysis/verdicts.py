@@ -30,7 +30,8 @@ from tl_inspect.analysis.cost import (
     lone_walk_cost,
     walks,
 )
-from tl_inspect.analysis.detection import MAX_VECTOR_BITS, Plans
+from tl_inspect.analysis.detection import Plans
+from tl_inspect.analysis.footprints import MAX_VECTOR_BITS
 from tl_inspect.analysis.kernel import KernelModel
 from tl_inspect.analysis.workload import Workload
 from tl_inspect.causes import instance_key, kind_of, root

@@ -20,7 +20,7 @@ import numpy as np
 from tl_inspect.model import Access
 from tl_inspect.tir import nodes as ir
 from tl_inspect.tir.evaluate import evaluate, substitute
-from tl_inspect.tir.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds
+from tl_inspect.tir.indexing import RUNTIME_VALUE, bound_of, flatten, select_conds, unique
 from tl_inspect.tir.render import render
 
 LANE_TAG = "threadIdx.x"
@@ -80,7 +80,7 @@ class DeviceFunc:
             return 0, 0
         size = max(1, access_bits // 8)
         touched = set()
-        for start in np.unique(first).tolist():
+        for start in unique(first).tolist():
             touched.update(range(start // SECTOR_BYTES, (start + size - 1) // SECTOR_BYTES + 1))
         return lanes * size, len(touched)
 
@@ -123,10 +123,10 @@ class DeviceFunc:
             shape[k] = extent
             env[var] = np.arange(extent, dtype=np.int64).reshape(shape)
         try:
-            starts = np.unique(np.asarray(evaluate(flat, env, default=0), dtype=np.int64).ravel())
+            starts = unique(np.asarray(evaluate(flat, env, default=0), dtype=np.int64))
         except (KeyError, ValueError, ZeroDivisionError, FloatingPointError):
             return 0
-        elements = np.unique((starts[:, None] + np.arange(lanes)).ravel())
+        elements = unique(starts[:, None] + np.arange(lanes))
         breaks = np.flatnonzero(np.diff(elements) != 1)
         runs = np.diff(np.concatenate(([-1], breaks, [len(elements) - 1])))
         return int(runs.max()) * ir.dtype_bits(dtype) // 8 if len(runs) else 0
