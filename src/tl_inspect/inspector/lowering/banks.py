@@ -3,7 +3,7 @@
 Shared memory has 32 banks of 4 bytes; a request whose lanes touch different words of one bank is split
 into as many passes (wavefronts) as the most words any bank holds, while lanes reading the same word share
 it. The address is the device code's own index (any swizzle a layout applies is in it), evaluated over the
-first warp with every loop and block variable at 0, as for global accesses (`accesses.DeviceFunc`). A
+first warp with every loop and block variable at 0, as for global accesses (`device_func.DeviceFunc`). A
 request wider than 4 bytes a lane is served a phase of lanes at a time (16 lanes for 8 bytes, 8 for 16),
 so its fewest passes are its phases; the conflict degree is its passes over that.
 """
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tl_inspect.inspector.lowering.accesses import WARP_SIZE, DeviceFunc, LinesNaming
+from tl_inspect.inspector.lowering.accesses import LinesNaming
+from tl_inspect.inspector.lowering.device_func import WARP_SIZE, DeviceFunc
 from tl_inspect.model import SharedAccess
 from tl_inspect.tir import nodes as ir
 from tl_inspect.tir.evaluate import evaluate

@@ -27,6 +27,7 @@ from tl_inspect.inspector.discovery.kernels import FactoryCall, KernelSpec, is_u
 from tl_inspect.inspector.discovery.origins import prim_func_file, prim_func_line
 from tl_inspect.inspector.lowering import accesses, banks, convert, hooks
 from tl_inspect.inspector.lowering.layout_failure import explain_no_layout
+from tl_inspect.inspector.lowering.layouts import fixed_layouts
 from tl_inspect.inspector.lowering.linemap import build_line_map
 from tl_inspect.inspector.lowering.nvcc import ptxas_usage
 from tl_inspect.inspector.lowering.variants import variant_without
@@ -168,7 +169,7 @@ def _lower(
         snapshots=snapshots,
         accesses=found,
         shared_accesses=shared,
-        layouts=convert.layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
+        layouts=fixed_layouts(kept[STAGE_LAYOUT], spans) if STAGE_LAYOUT in kept else (),
         layout_text=layout_text,
         warnings=split_diagnostics(err_text),
         compile_ms=compile_ms,
