@@ -126,99 +126,122 @@ def _call_access(
     call = stmt.expr
     if call[0] != "call":
         return None
-    func = dev.func
     if call[1] == "tl.ptx_cp_async" and len(call[2]) >= 3:
-        # (shared pointer, global pointer, elements per thread)
-        source, elements = _pointer(call[2][1]), ir.int_value(call[2][2])
-        if source is None or elements is None or func.scope_of(source[0]) != "global":
-            return None
-        dtype = dtypes.get(source[0], "float32")
-        flat = dev.address(source[0], (source[1],))
-        request, sectors = dev.sectors(flat, dtype, elements * ir.dtype_bits(dtype))
-        return Access(
-            kind="load",
-            buffer=source[0],
-            dtype=dtype,
-            lanes=elements,
-            line=line,
-            request_bytes=request,
-            sectors=sectors,
-            cuda_lines=lines_naming(source[0], line),
-            index=render(source[1]),
-            via="cp.async",
-            lane_stride_bytes=dev.lane_stride(flat, dtype),
-            elements_per_thread=elements * trips,
-            block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8,
-        )
+        return _cp_async_access(dev, call, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
     if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and _pointer(call[2][0]) is not None:
-        # the 1-D bulk form: (global pointer, shared pointer, bytes, ...) with no tensor descriptor
-        target = _pointer(call[2][0])
-        if func.scope_of(target[0]) != "global" or ir.int_value(target[2]) is None:
-            return None
-        dtype = dtypes.get(target[0], "float32")
-        elements = ir.int_value(target[2]) * trips
-        return Access(
-            kind="load" if call[1] == "tl.tma_load" else "store",
-            buffer=target[0],
-            dtype=dtype,
-            lanes=ir.int_value(target[2]),
-            line=line or copy_lines.get(target[0]),
-            cuda_lines=tuple(
-                n
-                for n, text in enumerate(cuda_text, 1)
-                if "tma_" in text and re.search(rf"\b{re.escape(target[0])}\b", text)
-            ),
-            via="tma",
-            lane_stride_bytes=ir.dtype_bits(dtype) // 8,
-            elements_per_thread=max(1, elements // dev.threads),
-            block_bytes=elements * ir.dtype_bits(dtype) // 8,
-        )
+        return _bulk_tma_access(dev, call, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
     if call[1] in ("tl.tma_load", "tl.tma_store") and call[2] and call[2][0][0] == "var":
-        # (descriptor of the global tensor, [barrier,] shared pointer, coordinates...)
-        tensor = call[2][0][1].removesuffix("_desc")
-        tile = next((_pointer(a) for a in call[2][1:] if _pointer(a)), None)
-        if tile is None or ir.int_value(tile[2]) is None:
-            return None
-        line = line or copy_lines.get(tensor)
-        dtype = dtypes.get(tile[0], "float32")
-        elements = ir.int_value(tile[2]) * trips
-        return Access(
-            kind="load" if call[1] == "tl.tma_load" else "store",
-            buffer=tensor,
-            dtype=dtype,
-            lanes=ir.int_value(tile[2]),
-            line=line,
-            cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1) if "tma_" in text and f"{tensor}_desc" in text),
-            via="tma",
-            lane_stride_bytes=ir.dtype_bits(dtype) // 8,
-            elements_per_thread=max(1, elements // dev.threads),
-            block_bytes=elements * ir.dtype_bits(dtype) // 8,
-        )
+        return _tensor_tma_access(dev, call, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
     if "atomic" in call[1]:
-        target = next(
-            (
-                a[2][0]
-                for a in call[2]
-                if a[0] == "call" and a[1] == "tirx.address_of" and a[2] and a[2][0][0] == "load"
-            ),
-            None,
-        )
-        pointer = _pointer(call[2][0]) if call[2] else None
-        if target is None and pointer is not None:
-            lanes = 2 if "x2" in call[1] else 4 if "x4" in call[1] else 1
-            target = (
-                "load",
-                pointer[0],
-                (pointer[1],),
-                f"{dtypes.get(pointer[0], 'float32')}x{lanes}" if lanes > 1 else dtypes.get(pointer[0], "float32"),
-            )
-        if target is None and call[2] and call[2][0][0] == "load":
-            target = call[2][0]
-        if target is None or func.scope_of(target[1]) != "global":
-            return None
-        access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, ())
-        return Access(**{**access.__dict__, "atomic": True})
+        return _atomic_access(dev, call, line, lines_naming, dtypes, copy_lines, cuda_text, trips)
     return None
+
+
+def _cp_async_access(
+    dev: DeviceFunc, call, line, lines_naming, dtypes: dict, copy_lines: dict, cuda_text, trips: int
+) -> Access | None:
+    """An asynchronous copy into shared memory (`cp.async`): its global side."""
+    # (shared pointer, global pointer, elements per thread)
+    source, elements = _pointer(call[2][1]), ir.int_value(call[2][2])
+    if source is None or elements is None or dev.func.scope_of(source[0]) != "global":
+        return None
+    dtype = dtypes.get(source[0], "float32")
+    flat = dev.address(source[0], (source[1],))
+    request, sectors = dev.sectors(flat, dtype, elements * ir.dtype_bits(dtype))
+    return Access(
+        kind="load",
+        buffer=source[0],
+        dtype=dtype,
+        lanes=elements,
+        line=line,
+        request_bytes=request,
+        sectors=sectors,
+        cuda_lines=lines_naming(source[0], line),
+        index=render(source[1]),
+        via="cp.async",
+        lane_stride_bytes=dev.lane_stride(flat, dtype),
+        elements_per_thread=elements * trips,
+        block_bytes=elements * trips * dev.threads * ir.dtype_bits(dtype) // 8,
+    )
+
+
+def _bulk_tma_access(
+    dev: DeviceFunc, call, line, lines_naming, dtypes: dict, copy_lines: dict, cuda_text, trips: int
+) -> Access | None:
+    """A 1-D bulk TMA copy: (global pointer, shared pointer, bytes, ...), no tensor descriptor."""
+    # the 1-D bulk form: (global pointer, shared pointer, bytes, ...) with no tensor descriptor
+    target = _pointer(call[2][0])
+    if dev.func.scope_of(target[0]) != "global" or ir.int_value(target[2]) is None:
+        return None
+    dtype = dtypes.get(target[0], "float32")
+    elements = ir.int_value(target[2]) * trips
+    return Access(
+        kind="load" if call[1] == "tl.tma_load" else "store",
+        buffer=target[0],
+        dtype=dtype,
+        lanes=ir.int_value(target[2]),
+        line=line or copy_lines.get(target[0]),
+        cuda_lines=tuple(
+            n
+            for n, text in enumerate(cuda_text, 1)
+            if "tma_" in text and re.search(rf"\b{re.escape(target[0])}\b", text)
+        ),
+        via="tma",
+        lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+        elements_per_thread=max(1, elements // dev.threads),
+        block_bytes=elements * ir.dtype_bits(dtype) // 8,
+    )
+
+
+def _tensor_tma_access(
+    dev: DeviceFunc, call, line, lines_naming, dtypes: dict, copy_lines: dict, cuda_text, trips: int
+) -> Access | None:
+    """A TMA copy through a tensor descriptor: (descriptor, [barrier,] shared pointer, coordinates...)."""
+    # (descriptor of the global tensor, [barrier,] shared pointer, coordinates...)
+    tensor = call[2][0][1].removesuffix("_desc")
+    tile = next((_pointer(a) for a in call[2][1:] if _pointer(a)), None)
+    if tile is None or ir.int_value(tile[2]) is None:
+        return None
+    line = line or copy_lines.get(tensor)
+    dtype = dtypes.get(tile[0], "float32")
+    elements = ir.int_value(tile[2]) * trips
+    return Access(
+        kind="load" if call[1] == "tl.tma_load" else "store",
+        buffer=tensor,
+        dtype=dtype,
+        lanes=ir.int_value(tile[2]),
+        line=line,
+        cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1) if "tma_" in text and f"{tensor}_desc" in text),
+        via="tma",
+        lane_stride_bytes=ir.dtype_bits(dtype) // 8,
+        elements_per_thread=max(1, elements // dev.threads),
+        block_bytes=elements * ir.dtype_bits(dtype) // 8,
+    )
+
+
+def _atomic_access(
+    dev: DeviceFunc, call, line, lines_naming, dtypes: dict, copy_lines: dict, cuda_text, trips: int
+) -> Access | None:
+    """An atomic update of global memory, by its address or its pointer."""
+    target = next(
+        (a[2][0] for a in call[2] if a[0] == "call" and a[1] == "tirx.address_of" and a[2] and a[2][0][0] == "load"),
+        None,
+    )
+    pointer = _pointer(call[2][0]) if call[2] else None
+    if target is None and pointer is not None:
+        lanes = 2 if "x2" in call[1] else 4 if "x4" in call[1] else 1
+        target = (
+            "load",
+            pointer[0],
+            (pointer[1],),
+            f"{dtypes.get(pointer[0], 'float32')}x{lanes}" if lanes > 1 else dtypes.get(pointer[0], "float32"),
+        )
+    if target is None and call[2] and call[2][0][0] == "load":
+        target = call[2][0]
+    if target is None or dev.func.scope_of(target[1]) != "global":
+        return None
+    access = _access(dev, "store", target[1], target[3], target[2], line, lines_naming, trips, None, ())
+    return Access(**{**access.__dict__, "atomic": True})
 
 
 def _pointer(expr):
