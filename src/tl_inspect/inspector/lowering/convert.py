@@ -198,33 +198,12 @@ class _Converter:
         if isinstance(s, tirx.SBlockRealize):
             return self.body(s.block)
         if isinstance(s, tirx.SBlock):
-            allocs = tuple(ir.Alloc(self.buffer(b), self.spans.line(get_buffer_span(b))) for b in s.alloc_buffers)
-            init = self.body(s.init) if s.init is not None else ()
-            # T.annotate_layout keys its map by the buffer's data variable (a Buffer after LayoutInference)
-            annotated = tuple(
-                key.name for key in s.annotations.get("layout_map", {}) if isinstance(key, (tirx.Var, tirx.Buffer))
-            )
-            return (ir.Block(body=allocs + init + self.body(s.body), line=line, annotated_layouts=annotated),)
+            return (self._block(s, line),)
         if isinstance(s, (tirx.DeclBuffer, tirx.AllocBuffer)):
             alloc = ir.Alloc(self.buffer(s.buffer), line or self.spans.line(get_buffer_span(s.buffer)))
             return (alloc,) + self.body(getattr(s, "body", None))
         if isinstance(s, tirx.AttrStmt):
-            node = (
-                var_name(s.node.var)
-                if isinstance(s.node, tirx.IterVar)
-                else (var_name(s.node) if isinstance(s.node, tirx.Var) else "")
-            )
-            tag = str(s.node.thread_tag) if isinstance(s.node, tirx.IterVar) else ""
-            return (
-                ir.Attr(
-                    key=str(s.attr_key),
-                    node=node,
-                    value=_attr_value(s.value),
-                    body=self.body(s.body),
-                    line=line,
-                    tag=tag,
-                ),
-            )
+            return (self._attr(s, line),)
         if isinstance(s, tirx.Bind):
             return (ir.Let(var=var_name(s.var), value=expr(s.value), body=(), line=line),)
         if isinstance(s, tirx.LetStmt if hasattr(tirx, "LetStmt") else ()):
@@ -244,6 +223,26 @@ class _Converter:
             return self.body(getattr(s, "body", None))
         body = getattr(s, "body", None)
         return self.body(body) if isinstance(body, tirx.Stmt) else ()
+
+    def _block(self, s, line) -> ir.Block:
+        allocs = tuple(ir.Alloc(self.buffer(b), self.spans.line(get_buffer_span(b))) for b in s.alloc_buffers)
+        init = self.body(s.init) if s.init is not None else ()
+        # T.annotate_layout keys its map by the buffer's data variable (a Buffer after LayoutInference)
+        annotated = tuple(
+            key.name for key in s.annotations.get("layout_map", {}) if isinstance(key, (tirx.Var, tirx.Buffer))
+        )
+        return ir.Block(body=allocs + init + self.body(s.body), line=line, annotated_layouts=annotated)
+
+    def _attr(self, s, line) -> ir.Attr:
+        node = (
+            var_name(s.node.var)
+            if isinstance(s.node, tirx.IterVar)
+            else (var_name(s.node) if isinstance(s.node, tirx.Var) else "")
+        )
+        tag = str(s.node.thread_tag) if isinstance(s.node, tirx.IterVar) else ""
+        return ir.Attr(
+            key=str(s.attr_key), node=node, value=_attr_value(s.value), body=self.body(s.body), line=line, tag=tag
+        )
 
 
 def _attr_value(value) -> ir.Expr:
