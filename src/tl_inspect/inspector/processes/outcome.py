@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from tl_inspect.inspector.processes.job import EXIT_CANNOT_WRITE
 from tl_inspect.inspector.processes.records import records
@@ -32,64 +32,70 @@ def merged(earlier: FileResult, later: FileResult) -> FileResult:
     )
 
 
+@dataclass
+class _Written:
+    """What a worker's records say, read in order."""
+
+    kernels: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    needs_cases: tuple = ()
+    warnings: tuple = ()
+    import_error: str | None = None
+    error_line: int | None = None
+    fatal: str | None = None
+    current: str | None = None  # the kernel started and not finished
+    planned: list = field(default_factory=list)
+    finished: bool = False
+    dependencies: tuple = ()
+
+    def add(self, kind: str, payload) -> None:
+        if kind == "import":
+            self.import_error, self.error_line, self.warnings = (
+                payload["error"],
+                payload["error_line"],
+                payload["warnings"],
+            )
+        elif kind == "notes":
+            self.notes.extend(payload)
+        elif kind == "needs_cases":
+            self.needs_cases = tuple((name, tuple(params)) for name, params in payload.items())
+        elif kind == "plan":
+            self.planned = payload
+        elif kind == "start":
+            self.current = payload
+        elif kind == "kernel":
+            self.kernels.append(payload)
+            self.current = None
+        elif kind == "fatal":
+            self.fatal = payload
+        elif kind == "error":
+            self.import_error = self.import_error or payload
+        elif kind == "done":
+            self.finished = True
+            self.dependencies = payload["dependencies"]
+        elif kind == "foreign":
+            self.fatal = "the file's code wrote into the worker's result file: what came after is lost"
+            self.finished = True
+
+
 def collect(item, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
     """The worker's result, and the kernels it did not reach because it died in one of them."""
     job = item.job
-    kernels: list[KernelArtifact] = []
-    notes: list[str] = []
-    needs_cases: tuple = ()
-    warnings: tuple = ()
-    import_error = None
-    error_line = None
-    fatal = None
-    current = None
-    planned: list = []
-    finished = False
-    dependencies: tuple = ()
+    written = _Written()
     for kind, payload in records(os.path.join(item.workdir, "result.pickle")):
-        if kind == "import":
-            import_error, error_line, warnings = payload["error"], payload["error_line"], payload["warnings"]
-        elif kind == "notes":
-            notes.extend(payload)
-        elif kind == "needs_cases":
-            needs_cases = tuple((name, tuple(params)) for name, params in payload.items())
-        elif kind == "plan":
-            planned = payload
-        elif kind == "start":
-            current = payload
-        elif kind == "kernel":
-            kernels.append(payload)
-            current = None
-        elif kind == "fatal":
-            fatal = payload
-        elif kind == "error":
-            import_error = import_error or payload
-        elif kind == "done":
-            finished = True
-            dependencies = payload["dependencies"]
-        elif kind == "foreign":
-            fatal = "the file's code wrote into the worker's result file: what came after is lost"
-            finished = True
-    error = fatal.splitlines()[0] if fatal else import_error
-    if error != import_error:
-        error_line = None
+        written.add(kind, payload)
+    kernels = written.kernels
+    error = written.fatal.splitlines()[0] if written.fatal else written.import_error
+    error_line = written.error_line if error == written.import_error else None
     remaining: tuple = ()
-    if not finished:
-        reason = f"timed out after {timeout:g} s" if item.timed_out else exit_reason(item.exit_code, item.workdir)
-        if item.over_disk:
-            reason = (
-                f"was stopped: it wrote more than {DISK_LIMIT_BYTES >> 20} MiB (or {DISK_MAX_ENTRIES} files) "
-                f"into its temporary folder"
-            )
-        if item.peak_mib > 0.9 * max_memory:
-            # allocations failing in C code crash the process instead of raising MemoryError
-            reason += f" at its memory limit of {max_memory} MiB (--max-memory)"
-        reached = {k.name for k in kernels} | {current}
-        remaining = tuple(name for name in planned if name not in reached)
-        if current:
+    if not written.finished:
+        reason = _stop_reason(item, timeout, max_memory)
+        reached = {k.name for k in kernels} | {written.current}
+        remaining = tuple(name for name in written.planned if name not in reached)
+        if written.current:
             kernels.append(
                 KernelArtifact(
-                    name=current,
+                    name=written.current,
                     file=job.path,
                     line=None,
                     arch=job.arch,
@@ -118,13 +124,27 @@ def collect(item, timeout: float, max_memory: int) -> tuple[FileResult, tuple]:
         kernels=tuple(kernels),
         error=error,
         error_line=error_line,
-        notes=tuple(notes),
-        needs_cases=needs_cases,
-        warnings=warnings,
+        notes=tuple(written.notes),
+        needs_cases=written.needs_cases,
+        warnings=written.warnings,
         peak_rss_mb=item.peak_mib,
         seconds=seconds,
-        dependencies=dependencies,
+        dependencies=written.dependencies,
     ), remaining
+
+
+def _stop_reason(item, timeout: float, max_memory: int) -> str:
+    """Why a worker stopped before it finished, as the error says it after "worker"."""
+    reason = f"timed out after {timeout:g} s" if item.timed_out else exit_reason(item.exit_code, item.workdir)
+    if item.over_disk:
+        reason = (
+            f"was stopped: it wrote more than {DISK_LIMIT_BYTES >> 20} MiB (or {DISK_MAX_ENTRIES} files) "
+            f"into its temporary folder"
+        )
+    if item.peak_mib > 0.9 * max_memory:
+        # allocations failing in C code crash the process instead of raising MemoryError
+        reason += f" at its memory limit of {max_memory} MiB (--max-memory)"
+    return reason
 
 
 def exit_reason(code, workdir: str) -> str:
