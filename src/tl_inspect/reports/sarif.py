@@ -80,36 +80,7 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                     )
                 )
             for f in report.findings:
-                location = _artifact_location(f.file, root)
-                digest = next(digests)
-                results.append(
-                    {
-                        "ruleId": f.rule,
-                        "ruleIndex": rule_index[f.rule],
-                        "level": LEVEL.get(f.severity, "warning"),
-                        "message": {"text": f"{headline(f)}\nFix: {f.fix}"},
-                        "locations": [
-                            {
-                                "physicalLocation": {
-                                    "artifactLocation": location,
-                                    "region": _region(f.line, f.end_line, f.col),
-                                },
-                                "logicalLocations": [{"name": f.kernel or k.name, "kind": "function"}],
-                            }
-                        ],
-                        "partialFingerprints": {FINGERPRINT: digest},
-                        **({"fixes": [_sarif_fix(f, location)]} if f.autofix and f.autofix.verified else {}),
-                        "properties": {
-                            "slug": f.slug,
-                            "name": f.name,
-                            "args": dict(f.args),
-                            "fix": f.fix,
-                            "kernel": f.kernel or k.name,
-                            "cudaLines": list(f.cuda_lines),
-                            **({"measured": f.cost.measured.as_dict()} if f.cost and f.cost.measured else {}),
-                        },
-                    }
-                )
+                results.append(_result(f, k, rule_index, next(digests), root))
     summary = run_summary(run)
     # a factory left without a case was never compiled: code scanning must say so, not show a clean file
     notifications += [
@@ -145,6 +116,37 @@ def as_sarif(run: RunResult, root: str | None = None) -> dict:
                 },
             }
         ],
+    }
+
+
+def _result(f, k, rule_index: dict, digest: str, root: str) -> dict:
+    """One finding as a SARIF result."""
+    location = _artifact_location(f.file, root)
+    return {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index[f.rule],
+        "level": LEVEL.get(f.severity, "warning"),
+        "message": {"text": f"{headline(f)}\nFix: {f.fix}"},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": location,
+                    "region": _region(f.line, f.end_line, f.col),
+                },
+                "logicalLocations": [{"name": f.kernel or k.name, "kind": "function"}],
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT: digest},
+        **({"fixes": [_sarif_fix(f, location)]} if f.autofix and f.autofix.verified else {}),
+        "properties": {
+            "slug": f.slug,
+            "name": f.name,
+            "args": dict(f.args),
+            "fix": f.fix,
+            "kernel": f.kernel or k.name,
+            "cudaLines": list(f.cuda_lines),
+            **({"measured": f.cost.measured.as_dict()} if f.cost and f.cost.measured else {}),
+        },
     }
 
 
