@@ -185,6 +185,36 @@ def test_every_cause_kind_has_exactly_one_owner():
     assert owner_of("tail-guard") is find_rule("lane-dependent-predicate")
 
 
+def test_every_form_of_every_cause_phrase_renders_on_the_causes_found(stored):
+    """Each cause kind's phrases render, in every form, on the causes the fixtures and rule examples have: a
+    name neither a Cause field nor a word fails the import already, a word that cannot be made of a real
+    cause fails here."""
+    from stored_artefacts import SOURCES
+
+    from tl_inspect.causes import KINDS, Phrase, root
+    from tl_inspect.model import Cause
+
+    # underfilled-gpu makes its idle-sms cause of the launch, not of an access
+    causes = [Cause("idle-sms", threads=128)]
+    for result in stored(SOURCES).values():
+        for access in (a for artifact in result.kernels for a in artifact.accesses):
+            for cause in (access.cause, *access.causes):
+                while cause is not None:
+                    causes.append(cause)
+                    cause = cause.origin
+    rendered: dict[str, set] = {name: set() for name in KINDS}
+    for cause in causes:
+        kind = KINDS[cause.kind]
+        for phrase in ("because", "fix", "chain_answer", "change"):
+            # invariant-store's owner phrases it (and a fragment layout it fixed) on its own terms
+            if hasattr(KINDS[root(cause).kind], phrase):
+                assert getattr(kind, phrase)(cause) != "", (cause.kind, phrase)
+        rendered[cause.kind].add(kind.form(cause))
+    for name, kind in KINDS.items():
+        forms = {form for phrase in vars(kind).values() if isinstance(phrase, Phrase) for form in phrase.templates}
+        assert forms <= rendered[name], (name, forms - rendered[name])
+
+
 def test_verdicts_doc_causes_table_is_generated():
     from tl_inspect.rules.catalog import causes_table
 

@@ -1,7 +1,7 @@
 """The closed list of causes: why a global access is narrower or less coalesced than its block
 footprint allows. One module per kind, each declaring a `CauseKind`: how the cause is phrased (why,
-fix, the explain chain's answer), what identifies one instance of it (the one change that removes
-it), and that change as a proof rebuilds the kernel with it.
+fix, the explain chain's answer: `Phrase` templates over the cause's fields), what identifies one
+instance of it (the one change that removes it), and that change as a proof rebuilds the kernel with it.
 
 Detection is the analysis' (`tl_inspect.analysis.detection.UnitPlan`), which makes `tl_inspect.model.Cause`
 values of these kinds; which rule reports a kind is the rule's own declaration (`reports_causes`).
@@ -12,11 +12,14 @@ it from `tl_inspect.inspector.rewrites` (which knows nothing of causes) when it 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import pkgutil
-from typing import Callable, ClassVar
+import string
+from typing import Any, Callable, ClassVar, Mapping
 
 from tl_inspect.model import Cause
+from tl_inspect.wording import article, plural
 
 # the explain chain's questions, in the TileLang book's order; a cause fails one of them
 CHAIN = (
@@ -29,10 +32,55 @@ CHAIN = (
 
 KINDS: dict[str, type[CauseKind]] = {}
 
+# what any kind's phrases may name besides the cause's fields, made from the cause when named
+WORDS: Mapping[str, Callable[[Cause], object]] = {
+    "a_width": lambda c: article(c.width),  # "an 8-element vector"
+    "n_elements": lambda c: plural(c.elements, "element"),
+}
+
+
+class Phrase:
+    """A phrase of a cause kind: a `str.format` template over the fields of a `Cause` of the kind and the
+    kind's `words` ("{index} is interleaved with the loop's other {buffer} accesses"). A kind phrased
+    apart for some of its causes (a constant length, a run-time one) gives one template per form that
+    `CauseKind.form` names, the first for every other form; None where a form has no such phrase. A phrase
+    that needs more than words (a fragment layout's, which is its origin's) is a static method instead."""
+
+    def __init__(self, template: str | None, **forms: str | None):
+        self.templates = {"": template, **forms}
+
+    def __get__(self, instance: CauseKind | None, owner: type[CauseKind]) -> Callable[[Cause], Any]:
+        return functools.partial(self.render, owner)
+
+    def render(self, kind: type[CauseKind], cause: Cause) -> str | None:
+        template = self.templates.get(kind.form(cause), self.templates[""])
+        return None if template is None else template.format_map(_Named(kind, cause))
+
+    def names(self) -> set[str]:
+        """The fields and words its templates name."""
+        return {
+            field
+            for template in self.templates.values()
+            if template is not None
+            for _, field, _, _ in string.Formatter().parse(template)
+            if field is not None
+        }
+
+
+class _Named:
+    """What a phrase names: a word of the kind's, made when named, else a field of the cause."""
+
+    def __init__(self, kind: type[CauseKind], cause: Cause):
+        self.kind, self.cause = kind, cause
+
+    def __getitem__(self, name: str) -> object:
+        word = self.kind.words.get(name)
+        return word(self.cause) if word is not None else getattr(self.cause, name)
+
 
 class CauseKind:
-    """One kind of cause. Subclasses set the class attributes and phrase a `Cause` of their kind; the
-    docstring's first paragraph says what the cause is (docs/verdicts.md's causes table)."""
+    """One kind of cause. Subclasses set the class attributes and declare their phrases once, as `Phrase`
+    templates; the docstring's first paragraph says what the cause is (docs/verdicts.md's causes table)."""
 
     name: ClassVar[str]
     chain_step: ClassVar[str]  # the step of `CHAIN` it fails
@@ -53,8 +101,33 @@ class CauseKind:
     # its fix spreads the work over every lane and fills the GPU, rather than changing the accesses alone
     restructures: ClassVar[bool] = False
 
+    # words its phrases name besides the cause's fields and `WORDS` (which it may narrow)
+    words: ClassVar[Mapping[str, Callable[[Cause], object]]] = {}
+
+    # why the access is narrow, in the user's terms: the second half of a finding's message
+    because: Callable[[Cause], str]
+    # the answer at the chain step this cause fails
+    chain_answer: Callable[[Cause], str]
+    # the fix in this cause's terms; None: the owning rule's general fix
+    fix = Phrase(None)
+    # the change a proof makes, in the user's terms; None when no rewrite removes this cause
+    change = Phrase(None)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        # a kind's words are those of every kind it derives from, and its own
+        words = dict(WORDS)
+        for base in reversed(cls.__mro__):
+            words.update(vars(base).get("words", {}))
+        cls.words = words
+        # a misspelt name fails the import, not the one message that would have said it
+        known = {f.name for f in dataclasses.fields(Cause)} | set(cls.words)
+        for attribute, phrase in vars(cls).items():
+            unknown = phrase.names() - known if isinstance(phrase, Phrase) else set()
+            if unknown:
+                raise NameError(f"{cls.__name__}.{attribute} names {sorted(unknown)}: neither a Cause field nor a word")
+        if "name" not in vars(cls):
+            return  # a family's shared base (a length off the vector width), no kind of its own
         if cls.name in KINDS:
             raise ValueError(f"cause kind {cls.name} declared twice")
         KINDS[cls.name] = cls
@@ -69,24 +142,9 @@ class CauseKind:
         return tuple(getattr(cause, name) for name in cls.key)
 
     @staticmethod
-    def because(cause: Cause) -> str:
-        """Why the access is narrow, in the user's terms: the second half of a finding's message."""
-        raise NotImplementedError
-
-    @staticmethod
-    def fix(cause: Cause) -> str | None:
-        """The fix in this cause's terms; None: the owning rule's general fix."""
-        return None
-
-    @staticmethod
-    def chain_answer(cause: Cause) -> str:
-        """The answer at the chain step this cause fails."""
-        raise NotImplementedError
-
-    @staticmethod
-    def change(cause: Cause) -> str | None:
-        """The change a proof makes, in the user's terms; None when no rewrite removes this cause."""
-        return None
+    def form(cause: Cause) -> str:
+        """The form of its phrases a cause of this kind takes (`Phrase`); "" for the first."""
+        return ""
 
     @staticmethod
     def rewrite(func, cause: Cause):

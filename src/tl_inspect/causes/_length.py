@@ -3,24 +3,69 @@ constant length or by `T.assume` for a run-time one."""
 
 from __future__ import annotations
 
+from typing import ClassVar, cast
 
-def length_change(what: str, value: int | None, name: str, width: int) -> str | None:
-    from tl_inspect.causes import round_up
-
-    if value is not None:
-        return f"{what} {value} padded to {round_up(value, width)} (a multiple of {width})"
-    if name.isidentifier():
-        return f"T.assume({name} % {width} == 0)"
-    return None
+from tl_inspect.causes import CauseKind, kind_of, round_up
+from tl_inspect.model import Cause
 
 
-def length_rewrite(func, value: int | None, name: str, width: int):
-    from tl_inspect.causes import round_up
-    from tl_inspect.inspector.rewrites.primfunc import assume_multiple, pad_constant
+def _pad(c: Cause) -> str:
+    """The fix of a constant length: the length rounded up to whole vectors."""
+    kind = cast("type[LengthCause]", kind_of(c))
+    value, name = kind.length(c)
+    return f"pad {kind.length_noun} to a multiple of {c.width} ({name} -> {round_up(value, c.width)})"
 
-    if value is not None:
-        return pad_constant(func, value, round_up(value, width))
-    return assume_multiple(func, name, width)
+
+def _assume(c: Cause) -> str:
+    """The fix of a run-time length: the promise that makes it whole vectors, which only the user can make."""
+    name = cast("type[LengthCause]", kind_of(c)).length(c)[1]
+    return f"if {name} is always a multiple of {c.width}, say so with T.assume({name} % {c.width} == 0)"
+
+
+class LengthCause(CauseKind):
+    """A kind whose cause is a length off the vector width: its phrases take the form "constant" where the
+    length is one, and its proof pads that constant or assumes the run-time length a multiple."""
+
+    length_noun: ClassVar[str]  # the length in the proof's change: "the row length"
+    words = {"pad": _pad, "assume": _assume}
+
+    @staticmethod
+    def length(c: Cause) -> tuple[int | None, str]:
+        """The length at fault: its value when constant, and as written."""
+        raise NotImplementedError
+
+    @classmethod
+    def form(cls, c: Cause) -> str:
+        return "constant" if cls.length(c)[0] is not None else ""
+
+    @classmethod
+    def change(cls, c: Cause) -> str | None:
+        value, name = cls.length(c)
+        if value is not None:
+            return f"{cls.length_noun} {value} padded to {round_up(value, c.width)} (a multiple of {c.width})"
+        if name.isidentifier():
+            return f"T.assume({name} % {c.width} == 0)"
+        return None
+
+    @classmethod
+    def rewrite(cls, func, c: Cause):
+        from tl_inspect.inspector.rewrites.primfunc import assume_multiple, pad_constant
+
+        value, name = cls.length(c)
+        if value is not None:
+            return pad_constant(func, value, round_up(value, c.width))
+        return assume_multiple(func, name, c.width)
+
+    @classmethod
+    def realign(cls, c: Cause, arguments: dict) -> dict:
+        return aligned_arguments(cls.length(c)[0], c.width, arguments)
+
+    @classmethod
+    def autofix(cls, c: Cause, source, finding):
+        """A run-time length's `T.assume`, the promise the proof made; a constant length's padding is the
+        kind's own to make, where one edit makes it."""
+        value, name = cls.length(c)
+        return assume_fix(name, c.width, source, finding) if value is None else None
 
 
 # a derived constant is the length times or over a small power of two (a bound N // 4 of 8-element groups,
@@ -31,8 +76,6 @@ DERIVED_RATIOS = (1, 2, 4, 8, 16)
 def aligned_arguments(value: int | None, width: int, arguments: dict) -> dict:
     """The integer arguments that carry `value` (equal to it, or a small power-of-two multiple or
     fraction of it), each rounded up to a multiple of `width`."""
-    from tl_inspect.causes import round_up
-
     if value is None:
         return {}
     return {
@@ -67,7 +110,6 @@ def padded_literal_fix(value: int | None, width: int, source):
     several, where no edit names the one the kernel got."""
     import libcst as cst
 
-    from tl_inspect.causes import round_up
     from tl_inspect.fixes import fix_from
     from tl_inspect.model import UNSAFE
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
+from tl_inspect.causes import CauseKind, Phrase
 from tl_inspect.model import Cause
 
 
@@ -11,27 +11,15 @@ class AnnotatedLayout(CauseKind):
     proved_by = "the annotation dropped"
     same_function = True
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        return (
-            f"the T.annotate_layout of {c.buffer} gives each thread elements a stride apart, never {c.width} "
-            f"contiguous ones"
-        )
-
-    @staticmethod
-    def fix(c: Cause) -> str:
-        return (
-            f"drop the T.annotate_layout of {c.buffer} (tilelang then gives each thread contiguous elements), "
-            f"or annotate a layout that does"
-        )
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"T.annotate_layout fixes {c.buffer}'s layout: no thread owns {c.width} contiguous elements"
-
-    @staticmethod
-    def change(c: Cause) -> str | None:
-        return f"the T.annotate_layout of {c.buffer} removed"
+    because = Phrase(
+        "the T.annotate_layout of {buffer} gives each thread elements a stride apart, never {width} contiguous ones"
+    )
+    fix = Phrase(
+        "drop the T.annotate_layout of {buffer} (tilelang then gives each thread contiguous elements), or annotate "
+        "a layout that does"
+    )
+    chain_answer = Phrase("T.annotate_layout fixes {buffer}'s layout: no thread owns {width} contiguous elements")
+    change = Phrase("the T.annotate_layout of {buffer} removed")
 
     @staticmethod
     def rewrite(func, c: Cause):

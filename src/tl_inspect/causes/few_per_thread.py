@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
+from tl_inspect.causes import CauseKind, Phrase
 from tl_inspect.model import Cause
-from tl_inspect.wording import article, plural
+from tl_inspect.wording import plural
 
 # a tile operator's tile is its region and buffers, which no loop extent carries: its proof launches fewer
 # threads over the same tile (a T.copy of 1024 elements staged by 256 threads: 1.16x against 128)
@@ -28,36 +28,30 @@ class FewPerThread(CauseKind):
         # (no loop) is fixed statement by statement
         return c.threads, c.width, c.loop_line if not c.loop else None
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        if not c.loop:
-            return (
-                f"consecutive elements go to consecutive threads through `{c.lane_var}`, so each thread moves "
-                f"one element at a time"
-            )
-        return (
-            f"{c.loop} over {c.threads} threads gives each thread {plural(c.elements, 'element')}, too few for "
-            f"{c.width}-element vectors"
-        )
+    # the tile that gives each of the loop's threads a whole vector
+    words = {"tile": lambda c: c.threads * c.width}
 
     @staticmethod
-    def fix(c: Cause) -> str:
-        if not c.loop:
-            return (
-                f"give each thread {c.width} contiguous elements: index with {c.lane_var} * {c.width} + k in a "
-                f"T.vectorized({c.width}) loop"
-            )
-        return (
-            f"give each thread {c.width} contiguous elements: a tile of {c.threads * c.width} elements for "
-            f"{c.threads} threads, or fewer threads"
-        )
+    def form(c: Cause) -> str:
+        # explicit thread indexing (no loop) is fixed statement by statement
+        return "indexed" if not c.loop else ""
 
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return (
-            f"{plural(c.elements, 'element')} per thread over {c.threads} threads, less than "
-            f"{article(c.width)} {c.width}-element vector"
-        )
+    because = Phrase(
+        "{loop} over {threads} threads gives each thread {n_elements}, too few for {width}-element vectors",
+        indexed=(
+            "consecutive elements go to consecutive threads through `{lane_var}`, so each thread moves one element "
+            "at a time"
+        ),
+    )
+    fix = Phrase(
+        "give each thread {width} contiguous elements: a tile of {tile} elements for {threads} threads, or fewer "
+        "threads",
+        indexed=(
+            "give each thread {width} contiguous elements: index with {lane_var} * {width} + k in a "
+            "T.vectorized({width}) loop"
+        ),
+    )
+    chain_answer = Phrase("{n_elements} per thread over {threads} threads, less than {a_width} {width}-element vector")
 
     @classmethod
     def has_static_evidence(cls, c: Cause) -> bool:

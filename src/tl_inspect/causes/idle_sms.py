@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
-from tl_inspect.model import Cause
+from tl_inspect.causes import CauseKind, Phrase
 
 
 class IdleSms(CauseKind):
@@ -12,10 +11,5 @@ class IdleSms(CauseKind):
     proved_by = "the launch's estimate with the same work over one block per SM"
     evidence = "static"
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        return "the grid has fewer blocks than the GPU has SMs"
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return "fewer blocks than SMs"
+    because = Phrase("the grid has fewer blocks than the GPU has SMs")
+    chain_answer = Phrase("fewer blocks than SMs")

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
-from tl_inspect.model import Cause
+from tl_inspect.causes import CauseKind, Phrase
 
 
 class Interleaved(CauseKind):
@@ -13,17 +12,9 @@ class Interleaved(CauseKind):
         "row (the proof; the fix splits the pairs)"
     )
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        return f"{c.index} is interleaved with the loop's other {c.buffer} accesses"
-
-    @staticmethod
-    def fix(c: Cause) -> str:
-        return (
-            f"store the interleaved parts of {c.buffer} as separate contiguous tensors (or halves), or load "
-            f"{c.buffer} contiguously and de-interleave it in registers or shared memory"
-        )
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"`{c.index}` is interleaved with other accesses of {c.buffer} in the loop"
+    because = Phrase("{index} is interleaved with the loop's other {buffer} accesses")
+    fix = Phrase(
+        "store the interleaved parts of {buffer} as separate contiguous tensors (or halves), or load {buffer} "
+        "contiguously and de-interleave it in registers or shared memory"
+    )
+    chain_answer = Phrase("`{index}` is interleaved with other accesses of {buffer} in the loop")

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
-from tl_inspect.model import Cause
+from tl_inspect.causes import CauseKind, Phrase
 
 
 class InvariantStore(CauseKind):
@@ -12,6 +11,4 @@ class InvariantStore(CauseKind):
     name, chain_step = "invariant-store", "store"
     proved_by = "reported by invariant-index-store on its own terms"
 
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"`{c.index}` stays put while {c.lane_var} advances: every lane writes one element"
+    chain_answer = Phrase("`{index}` stays put while {lane_var} advances: every lane writes one element")

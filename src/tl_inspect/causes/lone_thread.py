@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
+from tl_inspect.causes import CauseKind, Phrase
 from tl_inspect.causes._walks import staged_change
 from tl_inspect.model import Cause
 from tl_inspect.wording import plural
@@ -21,24 +21,15 @@ class LoneThread(CauseKind):
     same_function = True
     evidence, restructures = "static", True
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        return (
-            f"one thread of each block walks {plural(c.elements, 'element')} of {c.buffer} alone, one "
-            f"at a time, while the rest of the block has nothing to do"
-        )
-
-    @staticmethod
-    def fix(c: Cause) -> str:
-        return (
-            "spread the walk over the block's threads: T.copy the row into a fragment and reduce it with "
-            "T.reduce_*, or walk it in a T.Parallel loop (fp32 rows of 16384 measured 8.77x faster over "
-            "128 threads)"
-        )
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"one thread of {c.threads} walks {plural(c.elements, 'element')} of {c.buffer}"
+    because = Phrase(
+        "one thread of each block walks {n_elements} of {buffer} alone, one at a time, while the rest of the block "
+        "has nothing to do"
+    )
+    fix = Phrase(
+        "spread the walk over the block's threads: T.copy the row into a fragment and reduce it with T.reduce_*, "
+        "or walk it in a T.Parallel loop (fp32 rows of 16384 measured 8.77x faster over 128 threads)"
+    )
+    chain_answer = Phrase("one thread of {threads} walks {n_elements} of {buffer}")
 
     @staticmethod
     def change(c: Cause) -> str | None:

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
+from tl_inspect.causes import CauseKind, Phrase
 from tl_inspect.causes._length import aligned_arguments
 from tl_inspect.model import Cause
-from tl_inspect.wording import article, plural
+from tl_inspect.wording import plural
+
+
+def _shift(c: Cause) -> str:
+    """How far past the vector boundary a constant offset starts."""
+    return plural(c.offset_value % c.width, "element")
 
 
 class MisalignedOffset(CauseKind):
@@ -15,47 +20,44 @@ class MisalignedOffset(CauseKind):
         "it); a run-time base or a reversed walk: the lane-contiguous index read instead"
     )
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        if _backwards(c):
-            return (
-                f"{c.index} walks {c.buffer} backwards: neighbouring lanes read descending addresses, and a "
-                f"vector moves ascending ones"
-            )
-        if c.offset_value is not None:
-            return (
-                f"{c.index} starts {plural(c.offset_value % c.width, 'element')} past {article(c.width)} "
-                f"{c.width}-element boundary, so no {c.width}-element group is aligned"
-            )
-        return (
-            f"{c.index} starts at the run-time offset {c.offset}, which the compiler cannot prove to be a "
-            f"multiple of {c.width}"
-        )
+    words = {"shift": _shift}
 
     @staticmethod
-    def fix(c: Cause) -> str:
-        if _backwards(c):
-            return (
-                f"read {c.buffer}'s window forwards (T.copy it into shared memory or a fragment, which moves "
-                f"whole vectors) and reverse the order there"
-            )
-        return (
-            "keep vector accesses 16-byte aligned: copy an aligned window with T.copy into shared memory and "
-            "shift it there"
-        )
+    def form(c: Cause) -> str:
+        # a walk whose address steps down as the lane steps up (`X[N - 1 - i]`) is misaligned at every
+        # offset, since a vector's lanes ascend
+        if c.stride is not None and c.stride < 0:
+            return "backwards"
+        return "constant" if c.offset_value is not None else ""
 
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        if _backwards(c):
-            return f"`{c.index}`: the address falls as `{c.lane_var}` rises"
-        return f"`{c.index}`: the offset `{c.offset}` is not a multiple of {c.width}"
+    because = Phrase(
+        "{index} starts at the run-time offset {offset}, which the compiler cannot prove to be a multiple of {width}",
+        constant=(
+            "{index} starts {shift} past {a_width} {width}-element boundary, so no {width}-element group is aligned"
+        ),
+        backwards=(
+            "{index} walks {buffer} backwards: neighbouring lanes read descending addresses, and a vector moves "
+            "ascending ones"
+        ),
+    )
+    fix = Phrase(
+        "keep vector accesses 16-byte aligned: copy an aligned window with T.copy into shared memory and shift it "
+        "there",
+        backwards=(
+            "read {buffer}'s window forwards (T.copy it into shared memory or a fragment, which moves whole "
+            "vectors) and reverse the order there"
+        ),
+    )
+    chain_answer = Phrase(
+        "`{index}`: the offset `{offset}` is not a multiple of {width}",
+        backwards="`{index}`: the address falls as `{lane_var}` rises",
+    )
 
     @staticmethod
     def change(c: Cause) -> str | None:
         if not c.buffer or c.offset_value is None:
             return None
-        shift = plural(c.offset_value % c.width, "element")
-        return f"the offset of {c.buffer} moved by {shift} to a multiple of {c.width}"
+        return f"the offset of {c.buffer} moved by {_shift(c)} to a multiple of {c.width}"
 
     @staticmethod
     def rewrite(func, c: Cause):
@@ -70,9 +72,3 @@ class MisalignedOffset(CauseKind):
     @staticmethod
     def realign(c: Cause, arguments: dict) -> dict:
         return aligned_arguments(c.offset_value, c.width, arguments)
-
-
-def _backwards(c: Cause) -> bool:
-    """A walk whose address steps down as the lane steps up (`X[N - 1 - i]`): misaligned at every
-    offset, since a vector's lanes ascend."""
-    return c.stride is not None and c.stride < 0

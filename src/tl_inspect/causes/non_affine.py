@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
-from tl_inspect.model import Cause
+from tl_inspect.causes import CauseKind, Phrase
 
 
 class NonAffine(CauseKind):
@@ -13,17 +12,9 @@ class NonAffine(CauseKind):
         "an aligned load)"
     )
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        return f"{c.index} is not affine in `{c.lane_var}`"
-
-    @staticmethod
-    def fix(c: Cause) -> str:
-        return (
-            f"load {c.buffer} contiguously (T.copy the aligned tile into shared memory or a fragment) and "
-            f"permute it there, or in registers"
-        )
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"`{c.index}` is not affine in the lane variable {c.lane_var}"
+    because = Phrase("{index} is not affine in `{lane_var}`")
+    fix = Phrase(
+        "load {buffer} contiguously (T.copy the aligned tile into shared memory or a fragment) and permute it "
+        "there, or in registers"
+    )
+    chain_answer = Phrase("`{index}` is not affine in the lane variable {lane_var}")

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
+from tl_inspect.causes import CauseKind, Phrase
 from tl_inspect.model import Cause
 from tl_inspect.wording import plural
 
@@ -16,25 +16,19 @@ class RowPerThread(CauseKind):
         "the other, priced by the cost table's walk terms against the rows spread over the blocks' threads"
     )
     evidence, restructures = "static", True
+    # a row's elements as a whole number
+    words = {"n_elements": lambda c: plural(int(c.elements), "element")}
 
-    @staticmethod
-    def because(c: Cause) -> str:
-        return (
-            f"each thread walks its own row of {c.buffer}, {plural(int(c.elements), 'element')} one after the "
-            f"other, so every load of a warp touches a cache line per thread"
-        )
-
-    @staticmethod
-    def fix(c: Cause) -> str:
-        return (
-            "spread each row over a block's threads: T.copy the row (or a tile of rows) into a fragment and "
-            "reduce it with T.reduce_* (T.cumsum for a running sum), or walk it in a T.Parallel loop, with a "
-            "block per row or per few rows"
-        )
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"each thread walks a row of {plural(int(c.elements), 'element')} of {c.buffer} of its own"
+    because = Phrase(
+        "each thread walks its own row of {buffer}, {n_elements} one after the other, so every load of a warp "
+        "touches a cache line per thread"
+    )
+    fix = Phrase(
+        "spread each row over a block's threads: T.copy the row (or a tile of rows) into a fragment and reduce it "
+        "with T.reduce_* (T.cumsum for a running sum), or walk it in a T.Parallel loop, with a block per row or per "
+        "few rows"
+    )
+    chain_answer = Phrase("each thread walks a row of {n_elements} of {buffer} of its own")
 
     @staticmethod
     def launch_facts(c: Cause, access, ledger) -> str:

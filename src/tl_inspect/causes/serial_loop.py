@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
+from tl_inspect.causes import CauseKind, Phrase
 from tl_inspect.causes._walks import staged_change, written_name
 from tl_inspect.model import SAFE, Cause
 
@@ -16,28 +16,25 @@ class SerialLoop(CauseKind):
     same_function = True
 
     @staticmethod
-    def because(c: Cause) -> str:
-        if c.accumulates:
-            return (
-                f"`{c.lane_var}` is a {c.loop} loop that accumulates over contiguous elements, which tilelang "
-                f"keeps serial: one load per element"
-            )
-        return f"`{c.lane_var}` is a {c.loop} loop over contiguous elements, which is never vectorized"
+    def form(c: Cause) -> str:
+        return "accumulates" if c.accumulates else ""
 
-    @staticmethod
-    def fix(c: Cause) -> str:
-        if c.accumulates:
-            return (
-                f"copy {c.width} elements at a time into a T.alloc_local with T.vectorized before "
-                f"accumulating them (chunk sums: 3.22x), or better spread the rows over the block's threads: "
-                f"T.copy them into a fragment and reduce them with T.reduce_* (bf16 rows of 64-512: 8.1x "
-                f"against a row per thread)"
-            )
-        return f"write the per-thread loop as T.vectorized({c.width})"
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"each thread walks its elements one at a time in a T.serial loop ({c.lane_var})"
+    because = Phrase(
+        "`{lane_var}` is a {loop} loop over contiguous elements, which is never vectorized",
+        accumulates=(
+            "`{lane_var}` is a {loop} loop that accumulates over contiguous elements, which tilelang keeps serial: "
+            "one load per element"
+        ),
+    )
+    fix = Phrase(
+        "write the per-thread loop as T.vectorized({width})",
+        accumulates=(
+            "copy {width} elements at a time into a T.alloc_local with T.vectorized before accumulating them "
+            "(chunk sums: 3.22x), or better spread the rows over the block's threads: T.copy them into a fragment "
+            "and reduce them with T.reduce_* (bf16 rows of 64-512: 8.1x against a row per thread)"
+        ),
+    )
+    chain_answer = Phrase("each thread walks its elements one at a time in a T.serial loop ({lane_var})")
 
     @staticmethod
     def change(c: Cause) -> str | None:

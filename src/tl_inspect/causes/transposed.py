@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tl_inspect.causes import CauseKind
+from tl_inspect.causes import CauseKind, Phrase
 from tl_inspect.model import Cause
 
 # the `loop` of a transposed cause whose lanes are ordered by the thread dimensions themselves
@@ -18,27 +18,22 @@ class Transposed(CauseKind):
     same_function = True
 
     @staticmethod
-    def because(c: Cause) -> str:
-        return (
-            f"{c.index} has stride {c.stride} along `{c.lane_var}`, the variable neighbouring threads step "
-            f"through (a transposed walk)"
-        )
+    def form(c: Cause) -> str:
+        return "threads" if c.loop == THREAD_ORDER else ""
 
-    @staticmethod
-    def fix(c: Cause) -> str:
-        if c.loop == THREAD_ORDER:
-            return (
-                f"bind threadIdx.x to the index that walks {c.buffer} contiguously: swap the two thread "
-                f"dimensions (threads=(y, x) and the T.get_thread_binding(0)/(1) calls)"
-            )
-        return (
-            "stage the tile through shared memory: write it there transposed, then move it to global memory "
-            "with T.copy (the only transposed form measured at full speed)"
-        )
-
-    @staticmethod
-    def chain_answer(c: Cause) -> str:
-        return f"`{c.index}`: neighbouring lanes ({c.lane_var}) are {c.stride} elements apart"
+    because = Phrase(
+        "{index} has stride {stride} along `{lane_var}`, the variable neighbouring threads step through (a "
+        "transposed walk)"
+    )
+    fix = Phrase(
+        "stage the tile through shared memory: write it there transposed, then move it to global memory with T.copy "
+        "(the only transposed form measured at full speed)",
+        threads=(
+            "bind threadIdx.x to the index that walks {buffer} contiguously: swap the two thread dimensions "
+            "(threads=(y, x) and the T.get_thread_binding(0)/(1) calls)"
+        ),
+    )
+    chain_answer = Phrase("`{index}`: neighbouring lanes ({lane_var}) are {stride} elements apart")
 
     @staticmethod
     def change(c: Cause) -> str | None:
