@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from tl_inspect.api import inspect
-from tl_inspect.cli.usage import EXIT_CLEAN, EXIT_ERROR, UsageError, parse_args_option
+from tl_inspect.cli.usage import EXIT_CLEAN, EXIT_ERROR, UsageError, add_args_option, parse_args_option
 from tl_inspect.files.sources import SourceFiles
 from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.inspector import TargetError
@@ -23,14 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="+", metavar="FILE[::KERNEL]")
     parser.add_argument("--arch", default=DEFAULT_ARCH, help=f"CUDA target arch (default {DEFAULT_ARCH})")
-    parser.add_argument(
-        "-a",
-        "--arg",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="argument for a FILE.py::factory target (repeatable)",
-    )
+    add_args_option(parser)
     parser.add_argument(
         "--show-fixes",
         action="store_true",

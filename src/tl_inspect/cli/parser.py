@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from tl_inspect._version import __version__
+from tl_inspect.cli.usage import add_args_option
 from tl_inspect.gpu.arch import DEFAULT_ARCH
 from tl_inspect.lint.driver import MEASURE_BUDGET_SECONDS
 from tl_inspect.model import SEVERITIES
@@ -51,14 +52,7 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--select", help="rules to check: codes, code prefixes or slugs, comma-separated")
     p.add_argument("--ignore", help="rules to skip: codes, code prefixes or slugs, comma-separated")
     p.add_argument("--extend-select", help="rules to add to the selection")
-    p.add_argument(
-        "-a",
-        "--arg",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="argument for a FILE.py::factory target (repeatable)",
-    )
+    add_args_option(p)
     p.add_argument(
         "--sweep",
         action="append",

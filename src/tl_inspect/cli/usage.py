@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -9,6 +10,18 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 class UsageError(Exception):
     """Bad command-line input: printed as one line, exit status 2."""
+
+
+def add_args_option(parser: argparse.ArgumentParser) -> None:
+    """`-a NAME=VALUE`, read by `parse_args_option`."""
+    parser.add_argument(
+        "-a",
+        "--arg",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="argument for a FILE.py::factory target (repeatable)",
+    )
 
 
 def parse_args_option(values: list[str]) -> dict:

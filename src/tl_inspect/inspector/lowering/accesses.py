@@ -173,23 +173,16 @@ def _bulk_tma_access(
     target = _pointer(call[2][0])
     if dev.func.scope_of(target[0]) != "global" or ir.int_value(target[2]) is None:
         return None
-    dtype = dtypes.get(target[0], "float32")
-    elements = ir.int_value(target[2]) * trips
-    return Access(
-        kind="load" if call[1] == "tl.tma_load" else "store",
-        buffer=target[0],
-        dtype=dtype,
-        lanes=ir.int_value(target[2]),
-        line=line or copy_lines.get(target[0]),
-        cuda_lines=tuple(
-            n
-            for n, text in enumerate(cuda_text, 1)
-            if "tma_" in text and re.search(rf"\b{re.escape(target[0])}\b", text)
-        ),
-        via="tma",
-        lane_stride_bytes=ir.dtype_bits(dtype) // 8,
-        elements_per_thread=max(1, elements // dev.threads),
-        block_bytes=elements * ir.dtype_bits(dtype) // 8,
+    named = re.compile(rf"\b{re.escape(target[0])}\b")
+    return _tma_access(
+        dev,
+        call,
+        target[0],
+        dtypes.get(target[0], "float32"),
+        ir.int_value(target[2]),
+        trips,
+        line or copy_lines.get(target[0]),
+        tuple(n for n, text in enumerate(cuda_text, 1) if "tma_" in text and named.search(text)),
     )
 
 
@@ -202,16 +195,29 @@ def _tensor_tma_access(
     tile = next((_pointer(a) for a in call[2][1:] if _pointer(a)), None)
     if tile is None or ir.int_value(tile[2]) is None:
         return None
-    line = line or copy_lines.get(tensor)
-    dtype = dtypes.get(tile[0], "float32")
-    elements = ir.int_value(tile[2]) * trips
+    return _tma_access(
+        dev,
+        call,
+        tensor,
+        dtypes.get(tile[0], "float32"),
+        ir.int_value(tile[2]),
+        trips,
+        line or copy_lines.get(tensor),
+        tuple(n for n, text in enumerate(cuda_text, 1) if "tma_" in text and f"{tensor}_desc" in text),
+    )
+
+
+def _tma_access(dev: DeviceFunc, call, buffer: str, dtype: str, lanes: int, trips: int, line, cuda_lines) -> Access:
+    """A TMA copy of `lanes` elements a trip: the copy engine moves the block's whole tile, so each thread's
+    share is the tile over the threads, and its lanes lie an element apart."""
+    elements = lanes * trips
     return Access(
         kind="load" if call[1] == "tl.tma_load" else "store",
-        buffer=tensor,
+        buffer=buffer,
         dtype=dtype,
-        lanes=ir.int_value(tile[2]),
+        lanes=lanes,
         line=line,
-        cuda_lines=tuple(n for n, text in enumerate(cuda_text, 1) if "tma_" in text and f"{tensor}_desc" in text),
+        cuda_lines=cuda_lines,
         via="tma",
         lane_stride_bytes=ir.dtype_bits(dtype) // 8,
         elements_per_thread=max(1, elements // dev.threads),

@@ -150,14 +150,7 @@ def regrown(before, after, loop_line: int, factor: int | None) -> Grown | None:
 def _blocks(func) -> int | None:
     """The blocks a kernel launches, where the grid is a constant one."""
     total = 1
-    for grid in _all(
-        func.body,
-        lambda n: (
-            isinstance(n, tirx.For)
-            and n.thread_binding is not None
-            and n.thread_binding.thread_tag.startswith("blockIdx")
-        ),
-    ):
+    for grid in _grid_loops(func):
         if not isinstance(grid.extent, tirx.IntImm):
             return None
         total *= int(grid.extent)
@@ -196,14 +189,7 @@ def _regrid(body, grid, k: int, replace):
 
 def _grid_loop(func, scope, steps):
     """The block-index loop whose variable only `scope` uses and for which `steps(var)` holds."""
-    for grid in _all(
-        func.body,
-        lambda n: (
-            isinstance(n, tirx.For)
-            and n.thread_binding is not None
-            and n.thread_binding.thread_tag.startswith("blockIdx")
-        ),
-    ):
+    for grid in _grid_loops(func):
         b = grid.loop_var
         if steps(b) and not _used_outside(grid.body, scope, b):
             return grid
@@ -301,6 +287,18 @@ def _extent(grid):
 def _ceildiv(grid, k: int):
     extent = _extent(grid)
     return -(-extent // k) if isinstance(extent, int) else tirx.floordiv(extent + (k - 1), k)
+
+
+def _grid_loops(func) -> list:
+    """The block-index loops of a kernel, outermost first."""
+    return _all(
+        func.body,
+        lambda n: (
+            isinstance(n, tirx.For)
+            and n.thread_binding is not None
+            and n.thread_binding.thread_tag.startswith("blockIdx")
+        ),
+    )
 
 
 def _first(body, match):
