@@ -215,6 +215,15 @@ def test_every_form_of_every_cause_phrase_renders_on_the_causes_found(stored):
         assert forms <= rendered[name], (name, forms - rendered[name])
 
 
+def test_a_phrase_naming_neither_a_cause_field_nor_a_word_fails_where_it_is_declared():
+    from tl_inspect.causes import CauseKind, Phrase
+
+    with pytest.raises(NameError, match="bufer"):
+
+        class Misspelt(CauseKind):  # no name: a family's base, so no kind is registered
+            because = Phrase("{index} of {bufer}")
+
+
 def test_verdicts_doc_causes_table_is_generated():
     from tl_inspect.rules.catalog import causes_table
 

@@ -33,7 +33,7 @@ class FewPerThread(CauseKind):
 
     @staticmethod
     def form(c: Cause) -> str:
-        # explicit thread indexing (no loop) is fixed statement by statement
+        # no loop: explicit thread indexing hands each thread its element through the lane variable
         return "indexed" if not c.loop else ""
 
     because = Phrase(
