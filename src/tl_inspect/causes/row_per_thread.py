@@ -16,7 +16,7 @@ class RowPerThread(CauseKind):
         "the other, priced by the cost table's walk terms against the rows spread over the blocks' threads"
     )
     evidence, restructures = "static", True
-    # a row's elements as a whole number
+    # `Cause.elements` is a float; a row holds a whole count
     words = {"n_elements": lambda c: plural(int(c.elements), "element")}
 
     because = Phrase(
